@@ -1,0 +1,1 @@
+//! The on-disk format: page headers, record header, record body, CRC-32C.

@@ -1,0 +1,1 @@
+//! Reading WAL: segment files → page validation → record reassembly → records.
