@@ -1,0 +1,2 @@
+//! Workloads behind `walden bench`: the seeds' experiments, the peers and the
+//! machine's physical limits.
