@@ -1,2 +1,27 @@
 //! Test support for Walden: throwaway PostgreSQL 15 servers, `pg_waldump`
 //! runs, and parsing of `pg_waldump`'s output.
+//!
+//! - [`pg`]: where PostgreSQL 15's programs are, and running `pg_waldump`;
+//! - [`generated`]: the [`generated_wal`] fixture, fresh WAL written by a
+//!   real server through `scripts/pg-wal-gen`, with the facts it recorded;
+//! - [`waldump`]: parsers for `pg_waldump`'s record lines and `--stats` table;
+//! - [`lsn`]: LSN text in PostgreSQL's form (this crate does not depend on
+//!   `walden`, so that `walden`'s own tests can use it).
+//!
+//! The fixture never skips: the test command installs PostgreSQL 15, and a
+//! test that cannot start it fails with the generator's stderr.
+
+pub mod error;
+pub mod generated;
+pub mod lsn;
+pub mod pg;
+pub mod waldump;
+
+pub use error::HarnessError;
+pub use generated::{generated_wal, Facts, GeneratedWal, MessageFact};
+pub use lsn::{format_lsn, parse_lsn, record_end, PAGE_SIZE};
+pub use pg::{pg_available, pg_bin, pg_bin_dir, run_pg_waldump};
+pub use waldump::{
+    parse_waldump_output, parse_waldump_stats, walden_describes, BlockImage, ParseError, SkipNote,
+    StatsRow, WaldumpBlockRef, WaldumpOutput, WaldumpRecord, WaldumpStats,
+};

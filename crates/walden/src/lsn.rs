@@ -305,6 +305,14 @@ impl SegmentSize {
         }
     }
 
+    /// Where a record of `tot_len` bytes starting at `start` ends once its
+    /// alignment padding is counted: the page-start flavour of the LSN where
+    /// the next record goes (PostgreSQL: what `XLogInsert` returns). `None`
+    /// if `start` lies inside a page header.
+    pub fn aligned_end(self, start: Lsn, tot_len: u64) -> Option<Lsn> {
+        Some(self.pos_to_end_lsn(self.lsn_to_pos(start)? + maxalign(tot_len)))
+    }
+
     /// The file name of segment `segno` on timeline `tli`
     /// (PostgreSQL: `XLogFileName`).
     pub fn file_name(self, tli: TimeLineId, segno: u64) -> String {

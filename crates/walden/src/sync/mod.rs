@@ -25,3 +25,11 @@ pub(crate) use std::{
     },
     thread,
 };
+
+pub mod read_biased;
+pub mod spinlock;
+pub mod wait_queue;
+
+pub use read_biased::ReadBiasedLock;
+pub use spinlock::SpinLock;
+pub use wait_queue::WaitQueue;

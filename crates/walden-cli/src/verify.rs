@@ -1,0 +1,107 @@
+//! `walden verify`: read a whole log, check every record, and check that
+//! every acknowledged record is present, intact and where it was reported.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use walden::format::message::LogicalMessage;
+use walden::format::rmgr::RM_LOGICALMSG_ID;
+use walden::read::{ReadError, ReaderOptions, WalReader};
+use walden::Lsn;
+
+use crate::load::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
+
+/// Arguments of `walden verify`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  walden verify /tmp/wal
+  walden verify /tmp/wal --acked /tmp/acked")]
+pub struct VerifyArgs {
+    /// WAL directory (any format; nothing to specify).
+    pub dir: PathBuf,
+    /// Acknowledgement file written by `walden write --acked`: every record
+    /// listed there (and every earlier one of the same thread) must be present.
+    #[arg(long)]
+    pub acked: Option<PathBuf>,
+}
+
+/// Runs `walden verify`; an error means the log failed verification.
+pub fn run(args: &VerifyArgs) -> Result<()> {
+    let mut reader = WalReader::open(&args.dir, ReaderOptions::default())
+        .with_context(|| format!("opening {}", args.dir.display()))?;
+    let seg = reader.segment_size();
+    let mut records = 0u64;
+    let mut first = None;
+    let mut last_end = Lsn::INVALID;
+    let mut found: HashMap<RecordId, Lsn> = HashMap::new();
+    let stop = loop {
+        let rec = match reader.next_record() {
+            Ok(Some(rec)) => rec,
+            Ok(None) => break "end of range".to_owned(),
+            Err(e @ ReadError::EndOfWal { .. }) => break e.to_string(),
+            Err(e) => return Err(e).context("reading the log"),
+        };
+        records += 1;
+        first.get_or_insert(rec.lsn);
+        last_end = rec.end;
+        // Inserts report the aligned end, where the next record goes.
+        let end = seg
+            .aligned_end(rec.lsn, u64::from(rec.header.tot_len))
+            .unwrap_or(rec.end);
+        let body = rec
+            .decode_body()
+            .with_context(|| format!("decoding the record at {}", rec.lsn))?;
+        let payload = match rec.header.rmid {
+            LOAD_RMID => Some(body.main_data),
+            RM_LOGICALMSG_ID => LogicalMessage::decode(&body.main_data)
+                .ok()
+                .filter(|m| m.prefix == LOAD_PREFIX.as_bytes())
+                .map(|m| m.payload),
+            _ => None,
+        };
+        if let Some(id) = payload.as_deref().map(load::decode).transpose()?.flatten() {
+            if let Some(prev) = found.insert(id, end) {
+                bail!("record {id:?} appears twice: ending at {prev} and at {end}");
+            }
+        }
+    };
+    let mut acked_count = 0;
+    if let Some(path) = &args.acked {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let acks = load::parse_acks(&text)?;
+        let mut highest: BTreeMap<(u64, u32), u64> = BTreeMap::new();
+        for ack in &acks {
+            match found.get(&ack.id) {
+                Some(&end) if end == ack.end => {}
+                Some(&end) => bail!(
+                    "acknowledged record {:?} ends at {end}, not at {} as acknowledged",
+                    ack.id,
+                    ack.end
+                ),
+                None => bail!(
+                    "acknowledged record {:?} (end {}) is missing; the log stops: {stop}",
+                    ack.id,
+                    ack.end
+                ),
+            }
+            let h = highest.entry((ack.id.run, ack.id.thread)).or_default();
+            *h = (*h).max(ack.id.seq);
+        }
+        for (&(run, thread), &upto) in &highest {
+            if let Some(seq) =
+                (0..=upto).find(|&seq| !found.contains_key(&RecordId { run, thread, seq }))
+            {
+                bail!("record {seq} of run {run} thread {thread} is missing, but record {upto} of that thread was acknowledged");
+            }
+        }
+        acked_count = acks.len();
+    }
+    println!(
+        "verified {records} records ({} from walden write) from {} to {last_end}; {acked_count} acknowledgements hold; stopped: {stop}",
+        found.len(),
+        first.unwrap_or(Lsn::INVALID),
+    );
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! `walden write`: a multi-threaded load generator, also the crash-test
+//! workload: every payload checks itself, and acknowledged (flushed)
+//! records are logged durably to a separate file for `walden verify`.
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use walden::segment::{ControlFile, FsStorage};
+use walden::{Config, Record, SyncMethod, Wal};
+
+use crate::load::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
+
+/// Arguments of `walden write`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  walden write /tmp/wal --records 100000 --threads 8 --size 0-64KB
+  walden write /tmp/wal --flush-every 1 --sync fdatasync --acked /tmp/acked
+  walden verify /tmp/wal --acked /tmp/acked")]
+pub struct WriteArgs {
+    /// WAL directory: created if new, opened (recovered) and appended to if not.
+    pub dir: PathBuf,
+    /// Records to insert, over all threads.
+    #[arg(long, default_value_t = 10_000)]
+    pub records: u64,
+    /// Inserting threads.
+    #[arg(long, default_value_t = 4)]
+    pub threads: u32,
+    /// Payload size range MIN-MAX (or one size), bytes or with KB/MB/GB
+    /// suffix (powers of 1024). Payloads are at least 36 bytes.
+    #[arg(long, default_value = "0-1KB")]
+    pub size: String,
+    /// Write PostgreSQL logical messages (prefix "walden") instead of
+    /// records of custom resource manager 128.
+    #[arg(long)]
+    pub logical_message: bool,
+    /// Segment size for a new log (ignored when appending).
+    #[arg(long, default_value = "16MB")]
+    pub segment_size: String,
+    /// Shared buffer size.
+    #[arg(long, default_value = "16MB")]
+    pub buffers: String,
+    /// Insertion slots.
+    #[arg(long, default_value_t = 8)]
+    pub insert_slots: usize,
+    /// Each thread flushes after every K-th insert (0: only at the end).
+    #[arg(long, default_value_t = 0)]
+    pub flush_every: u64,
+    /// How flushed WAL is made durable: fsync, fdatasync, open_datasync, open_sync, none.
+    #[arg(long, default_value = "fdatasync")]
+    pub sync: SyncMethod,
+    /// After each flush, append "run thread seq end-LSN" to this file and sync it.
+    #[arg(long)]
+    pub acked: Option<PathBuf>,
+    /// Seed of the payload sizes (default: from the clock).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Runs `walden write`.
+pub fn run(args: &WriteArgs) -> Result<()> {
+    let (min, max) = load::parse_size_range(&args.size)?;
+    let mut config = Config {
+        segment_size: load::parse_size(&args.segment_size)?,
+        buffers: load::parse_size(&args.buffers)?,
+        insert_slots: args.insert_slots,
+        sync_method: args.sync,
+        ..Config::default()
+    };
+    let wal = if ControlFile::path(&args.dir).exists() {
+        let control = ControlFile::read(&FsStorage, &args.dir)
+            .with_context(|| format!("reading the control file of {}", args.dir.display()))?;
+        config.segment_size = control.segment_size.bytes();
+        let (wal, report) = Wal::open(&args.dir, config)
+            .with_context(|| format!("opening {}", args.dir.display()))?;
+        eprintln!(
+            "recovered {} records from {} to {} ({})",
+            report.records, report.redo, report.end, report.stop
+        );
+        wal
+    } else {
+        Wal::create(&args.dir, config)
+            .with_context(|| format!("creating {}", args.dir.display()))?
+    };
+    let acked = match &args.acked {
+        Some(p) => Some(Mutex::new(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("opening {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1);
+    let run = clock;
+    let seed = args.seed.unwrap_or(clock);
+    let threads = args.threads.max(1);
+    let bar = ProgressBar::new(args.records);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} records {per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let started = Instant::now();
+    std::thread::scope(|s| -> Result<()> {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let n = args.records / u64::from(threads)
+                    + u64::from(u64::from(thread) < args.records % u64::from(threads));
+                let (wal, acked, bar) = (&wal, &acked, &bar);
+                s.spawn(move || -> Result<()> {
+                    let mut rng =
+                        Rng(seed ^ (u64::from(thread) + 1).wrapping_mul(0xA076_1D64_78BD_642F) | 1);
+                    let mut payload = Vec::new();
+                    for seq in 0..n {
+                        let size = min + rng.next() % (max - min + 1);
+                        let id = RecordId { run, thread, seq };
+                        load::encode(
+                            id,
+                            (size as usize).saturating_sub(load::HEADER_LEN),
+                            &mut payload,
+                        );
+                        let rec = if args.logical_message {
+                            Record::logical_message(false, LOAD_PREFIX, &payload)
+                        } else {
+                            Record::new(LOAD_RMID, 0, payload.clone())
+                        };
+                        let end = wal.insert(&rec)?;
+                        if args.flush_every > 0
+                            && ((seq + 1) % args.flush_every == 0 || seq + 1 == n)
+                        {
+                            wal.flush(end)?;
+                            if let Some(f) = acked {
+                                let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+                                f.write_all(Ack { id, end }.line().as_bytes())?;
+                                f.sync_data()?;
+                            }
+                        }
+                        bar.inc(1);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("an inserting thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    let elapsed = started.elapsed();
+    let stats = wal.stats();
+    wal.close().context("closing the log")?;
+    println!(
+        "wrote {} records ({} bytes) with {} threads in {:.2?}: {:.0} records/s, {} syncs, {} writes",
+        stats.records,
+        stats.bytes,
+        threads,
+        elapsed,
+        stats.records as f64 / elapsed.as_secs_f64().max(1e-9),
+        stats.syncs,
+        stats.writes
+    );
+    Ok(())
+}
+
+/// xorshift64*: reproducible sizes from a seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}

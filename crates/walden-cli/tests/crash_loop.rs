@@ -1,0 +1,137 @@
+//! Real crashes: `walden write --flush-every 1 --acked F` is killed with
+//! SIGKILL at random moments; after each kill, `walden verify --acked F`
+//! must find every acknowledged record, and the next run appends to the
+//! recovered log. At the end `pg_waldump` reads the whole log.
+//!
+//! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
+//! `WALDEN_CRASH_SEED` replays a run (the seed is printed).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use walden::read::{ReaderOptions, WalReader};
+
+fn walden() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_walden"))
+}
+
+fn verify(dir: &Path, acked: &Path) -> String {
+    let out = walden()
+        .arg("verify")
+        .arg(dir)
+        .arg("--acked")
+        .arg(acked)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "walden verify failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn sigkill_loop_loses_no_acknowledged_record() {
+    let kills: u32 = std::env::var("WALDEN_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let seed: u64 = std::env::var("WALDEN_CRASH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    println!("crash loop: {kills} kills, WALDEN_CRASH_SEED={seed}");
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, acked) = (tmp.path().join("wal"), tmp.path().join("acked"));
+    let mut x = seed | 1;
+    for kill in 0..kills {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut child = walden()
+            .arg("write")
+            .arg(&dir)
+            .args([
+                "--records",
+                "100000000",
+                "--threads",
+                "8",
+                "--flush-every",
+                "1",
+                "--size",
+                "0-3KB",
+            ])
+            .args([
+                "--segment-size",
+                "1MB",
+                "--buffers",
+                "256KB",
+                "--sync",
+                "fdatasync",
+            ])
+            .arg("--acked")
+            .arg(&acked)
+            .arg("--seed")
+            .arg(x.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The kill moment: anywhere from during recovery to well into the run.
+        std::thread::sleep(Duration::from_millis(5 + (x >> 33) % 400));
+        if let Ok(Some(status)) = child.try_wait() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "walden write exited ({status}) before kill {kill}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if dir.join("walden.control").exists() {
+            let summary = verify(&dir, &acked);
+            if kill + 1 == kills {
+                println!("after {kills} kills: {summary}");
+            }
+        }
+    }
+    let acks = std::fs::read_to_string(&acked)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!(
+        acks > kills as usize,
+        "the runs acknowledged records ({acks})"
+    );
+
+    // pg_waldump reads the whole log, across every crash and recovery.
+    let mut reader = WalReader::open(&dir, ReaderOptions::default()).unwrap();
+    let first = reader.next_record().unwrap().unwrap();
+    let mut last = first.end;
+    while let Ok(Some(r)) = reader.next_record() {
+        last = r.end;
+    }
+    let out = walden_testkit::run_pg_waldump([
+        "-q".as_ref(),
+        "-p".as_ref(),
+        dir.as_os_str(),
+        "-s".as_ref(),
+        first.lsn.to_string().as_ref(),
+        "-e".as_ref(),
+        last.to_string().as_ref(),
+    ])
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "pg_waldump: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,249 @@
+//! The WAL buffer ring: shared pages that inserters copy records into and
+//! the writer writes out.
+//!
+//! PostgreSQL: `XLogCtl->pages`, `XLogCtl->xlblocks`. Page `P` (by LSN)
+//! lives in slot `(P / PAGE_SIZE) % pages`. `page_end[slot]` holds the end
+//! LSN of the page currently in the slot, 0 when none; an inserter may copy
+//! into a page only after seeing `page_end` equal that page's end.
+//!
+//! Ownership of the bytes, which the `unsafe` blocks rely on:
+//! - a page is initialised (zeroed, header written) by exactly one thread,
+//!   while no one else can reach the slot: its previous page was written out
+//!   and no reservation maps to the new page's bytes until `page_end` is
+//!   published (Release, read with Acquire);
+//! - each inserter writes only the bytes of its own reservation, plus the
+//!   contrecord fields of the header of each page its record continues onto
+//!   (no other record covers that page's start);
+//! - the writer reads only ranges below the point where every insertion has
+//!   finished, and a slot is not re-initialised before the writer has
+//!   written its page.
+
+use std::ptr::NonNull;
+
+use crate::format::page::{
+    LongPageHeader, PageHeader, PG15_PAGE_MAGIC, XLP_BKP_REMOVABLE, XLP_FIRST_IS_CONTRECORD,
+    XLP_LONG_HEADER,
+};
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::sync::{AtomicU64, Ordering};
+
+/// Byte offset of `xlp_info` in a page header.
+const XLP_INFO_OFFSET: usize = 2;
+/// Byte offset of `xlp_rem_len` in a page header.
+const XLP_REM_LEN_OFFSET: usize = 16;
+
+/// What every page header of this log carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageIdentity {
+    /// Timeline written into `xlp_tli`.
+    pub timeline: u32,
+    /// System identifier written into long headers.
+    pub system_id: u64,
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct BufferRing {
+    base: NonNull<u8>,
+    pages: usize,
+    page_end: Box<[AtomicU64]>,
+    seg: SegmentSize,
+    id: PageIdentity,
+}
+
+// SAFETY: the page memory is shared under the ownership rules in the module
+// docs; everything else is atomics or immutable.
+unsafe impl Send for BufferRing {}
+// SAFETY: as above.
+unsafe impl Sync for BufferRing {}
+
+impl BufferRing {
+    /// A ring of `pages` pages (at least 2), pre-faulted so that first
+    /// touches never happen on the insert path.
+    pub fn new(pages: usize, seg: SegmentSize, id: PageIdentity) -> Self {
+        let pages = pages.max(2);
+        let mem: Box<[u8]> = vec![0u8; pages * PAGE_SIZE as usize].into_boxed_slice();
+        let base = NonNull::from(Box::leak(mem)).cast::<u8>();
+        for p in 0..pages {
+            // SAFETY: in bounds; the ring is not shared yet. Volatile so the
+            // pre-faulting store is not optimised away.
+            unsafe { base.as_ptr().add(p * PAGE_SIZE as usize).write_volatile(0) };
+        }
+        BufferRing {
+            base,
+            pages,
+            page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
+            seg,
+            id,
+        }
+    }
+
+    /// Number of pages in the ring.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// Bytes the ring holds.
+    pub fn bytes(&self) -> u64 {
+        self.pages as u64 * PAGE_SIZE
+    }
+
+    #[inline]
+    fn slot(&self, page_start: Lsn) -> usize {
+        ((page_start.0 / PAGE_SIZE) % self.pages as u64) as usize
+    }
+
+    #[inline]
+    fn ptr(&self, lsn: Lsn) -> *mut u8 {
+        let off = self.slot(lsn.page_start()) * PAGE_SIZE as usize + lsn.page_offset() as usize;
+        // SAFETY: slot < pages and page_offset < PAGE_SIZE keep it in bounds.
+        unsafe { self.base.as_ptr().add(off) }
+    }
+
+    /// True if the page starting at `page_start` is initialised in its slot.
+    #[inline]
+    pub fn holds(&self, page_start: Lsn) -> bool {
+        // Acquire: pairs with the Release in `publish`, making the
+        // initialiser's zeroing and header visible before we copy.
+        self.page_end[self.slot(page_start)].load(Ordering::Acquire) == page_start.0 + PAGE_SIZE
+    }
+
+    /// End LSN of the page the slot for `page_start` holds now (0 if none):
+    /// that page must be written out before the slot is re-initialised.
+    #[inline]
+    pub fn occupant_end(&self, page_start: Lsn) -> Lsn {
+        // Acquire: pairs with `publish`; we only compare it.
+        Lsn(self.page_end[self.slot(page_start)].load(Ordering::Acquire))
+    }
+
+    /// Initialises the slot for the page at `page_start`: zeroes it, writes
+    /// its page header (long on a segment's first page), with `extra_flags`
+    /// added to `xlp_info`, and publishes it.
+    ///
+    /// # Safety
+    /// The caller has exclusive ownership of the slot: the page it held was
+    /// written out, and no other thread initialises or copies into it until
+    /// this returns (module docs).
+    pub unsafe fn init_page(&self, page_start: Lsn, extra_flags: u16) {
+        let slot = self.slot(page_start);
+        // Relaxed: invalidating only matters to readers comparing against
+        // the new page's end, which is published with Release below.
+        self.page_end[slot].store(0, Ordering::Relaxed);
+        let first_in_segment = self.seg.offset(page_start) == 0;
+        let header = PageHeader {
+            magic: PG15_PAGE_MAGIC,
+            info: XLP_BKP_REMOVABLE
+                | extra_flags
+                | if first_in_segment { XLP_LONG_HEADER } else { 0 },
+            tli: self.id.timeline,
+            pageaddr: page_start,
+            rem_len: 0,
+            long: first_in_segment.then_some(LongPageHeader {
+                sysid: self.id.system_id,
+                seg_size: self.seg.bytes() as u32,
+                xlog_blcksz: PAGE_SIZE as u32,
+            }),
+        };
+        // SAFETY: exclusive ownership per the contract; the page is in bounds.
+        let page =
+            unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
+        page.fill(0);
+        header.encode(page);
+        // Release: publishes the zeroed page and header to inserters.
+        self.page_end[slot].store(page_start.0 + PAGE_SIZE, Ordering::Release);
+    }
+
+    /// Loads a page's existing bytes `[page_start, page_start + bytes.len())`
+    /// (the tail of the log found at start-up) and publishes it; the rest of
+    /// the page is zeroed.
+    ///
+    /// # Safety
+    /// As for [`BufferRing::init_page`].
+    pub unsafe fn load_page(&self, page_start: Lsn, bytes: &[u8]) {
+        let slot = self.slot(page_start);
+        // SAFETY: exclusive ownership per the contract.
+        let page =
+            unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
+        let n = bytes.len().min(page.len());
+        page[..n].copy_from_slice(&bytes[..n]);
+        page[n..].fill(0);
+        // Release: as in init_page.
+        self.page_end[slot].store(page_start.0 + PAGE_SIZE, Ordering::Release);
+    }
+
+    /// Copies `bytes` to `at` (within one page).
+    ///
+    /// # Safety
+    /// The page is initialised ([`BufferRing::holds`] returned true) and the
+    /// range is part of the caller's reservation.
+    #[inline]
+    pub unsafe fn copy_in(&self, at: Lsn, bytes: &[u8]) {
+        debug_assert!(at.page_offset() as usize + bytes.len() <= PAGE_SIZE as usize);
+        // SAFETY: in bounds (one page) and owned by the caller per the contract.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr(at), bytes.len()) };
+    }
+
+    /// Marks the page at `page_start` as beginning with `rem_len` bytes of a
+    /// record continued from earlier pages.
+    ///
+    /// # Safety
+    /// The page is initialised and the caller's record covers its start.
+    pub unsafe fn set_contrecord(&self, page_start: Lsn, rem_len: u32) {
+        let p = self.ptr(page_start);
+        // SAFETY: header bytes of an initialised page the caller owns.
+        unsafe {
+            let info_ptr = p.add(XLP_INFO_OFFSET);
+            let info = u16::from_le_bytes([*info_ptr, *info_ptr.add(1)]) | XLP_FIRST_IS_CONTRECORD;
+            std::ptr::copy_nonoverlapping(info.to_le_bytes().as_ptr(), info_ptr, 2);
+            std::ptr::copy_nonoverlapping(
+                rem_len.to_le_bytes().as_ptr(),
+                p.add(XLP_REM_LEN_OFFSET),
+                4,
+            );
+        }
+    }
+
+    /// Zeroes the short header of the page at `page_start`, leaving the
+    /// page all zeros (the pages a switch record swallows, as PostgreSQL 15
+    /// writes them).
+    ///
+    /// # Safety
+    /// The page is initialised and lies inside the caller's reservation.
+    pub unsafe fn zero_header(&self, page_start: Lsn) {
+        // SAFETY: an initialised page owned by the caller.
+        unsafe {
+            std::ptr::write_bytes(
+                self.ptr(page_start),
+                0,
+                self.seg.page_header_size(page_start) as usize,
+            )
+        };
+    }
+
+    /// The bytes `[from, to)`, for writing out. The range must not wrap
+    /// around the ring (see [`BufferRing::contiguous_end`]).
+    ///
+    /// # Safety
+    /// Every insertion below `to` has finished and the slots hold these
+    /// pages until the caller is done with the slice.
+    pub unsafe fn range(&self, from: Lsn, to: Lsn) -> &[u8] {
+        debug_assert!(to.0 <= self.contiguous_end(from).0);
+        // SAFETY: in bounds and not concurrently written, per the contract.
+        unsafe { std::slice::from_raw_parts(self.ptr(from), (to.0 - from.0) as usize) }
+    }
+
+    /// The first LSN after `from` at which the ring's memory wraps around.
+    pub fn contiguous_end(&self, from: Lsn) -> Lsn {
+        let page = from.0 / PAGE_SIZE;
+        let left_in_ring = self.pages as u64 - page % self.pages as u64;
+        Lsn((page + left_in_ring) * PAGE_SIZE)
+    }
+}
+
+impl Drop for BufferRing {
+    fn drop(&mut self) {
+        let len = self.pages * PAGE_SIZE as usize;
+        // SAFETY: `base` came from Box::leak of a boxed slice of this length.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.base.as_ptr(), len)) });
+    }
+}

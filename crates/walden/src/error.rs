@@ -1,0 +1,52 @@
+//! [`Error`]: everything a [`crate::Wal`] operation can fail with.
+
+use std::path::PathBuf;
+
+use crate::config::ConfigError;
+use crate::lsn::Lsn;
+use crate::read::ReadError;
+use crate::record::RecordError;
+use crate::segment::{ControlFileError, SegmentError};
+use crate::write::WriteError;
+
+/// Why a [`crate::Wal`] operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is invalid or does not match the log on disk.
+    #[error("invalid configuration: {0}")]
+    Config(#[from] ConfigError),
+    /// The record cannot be inserted.
+    #[error("invalid record: {0}")]
+    Record(#[from] RecordError),
+    /// Writing or syncing WAL failed; the log is poisoned.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// A segment file operation failed.
+    #[error(transparent)]
+    Segment(#[from] SegmentError),
+    /// The control file is missing, corrupt or could not be written.
+    #[error(transparent)]
+    Control(#[from] ControlFileError),
+    /// Reading the log failed (outside the normal end of WAL).
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// `create` found a log already in the directory.
+    #[error("\"{}\" already holds a Walden log (a control file); open it instead", .0.display())]
+    AlreadyExists(PathBuf),
+    /// A flush asked for an LSN beyond anything inserted.
+    #[error("cannot flush to {requested}: the log ends at {end}")]
+    FlushBeyondEnd {
+        /// The LSN asked for.
+        requested: Lsn,
+        /// The end of inserted WAL.
+        end: Lsn,
+    },
+    /// A background thread could not be started.
+    #[error("could not start the {name} thread: {source}")]
+    Thread {
+        /// Which thread.
+        name: &'static str,
+        /// The cause.
+        source: std::io::Error,
+    },
+}

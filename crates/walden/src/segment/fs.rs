@@ -1,0 +1,171 @@
+//! [`FsStorage`]: the real [`Storage`], over `std::fs`.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+use super::storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
+
+/// The operating system's file system, with positional I/O (`pread(2)`,
+/// `pwrite(2)`) and `O_DSYNC`/`O_SYNC` from [`FileSyncMode`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FsStorage;
+
+impl FsStorage {
+    /// The real file system.
+    pub const fn new() -> Self {
+        FsStorage
+    }
+}
+
+/// The `open(2)` flag for a sync mode.
+fn sync_flag(mode: FileSyncMode) -> libc::c_int {
+    match mode {
+        FileSyncMode::None => 0,
+        FileSyncMode::Dsync => libc::O_DSYNC,
+        FileSyncMode::Sync => libc::O_SYNC,
+    }
+}
+
+/// Opens `path` with the `open(2)` flags `opts` stand for.
+fn open_file(path: &Path, opts: &OpenOptions) -> io::Result<fs::File> {
+    fs::OpenOptions::new()
+        .read(opts.read)
+        .write(opts.write)
+        .create(opts.create)
+        .create_new(opts.create_new)
+        .truncate(opts.truncate)
+        .custom_flags(sync_flag(opts.sync))
+        .open(path)
+}
+
+impl Storage for FsStorage {
+    fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
+        Ok(Box::new(FsFile {
+            file: open_file(path, opts)?,
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(dir)? {
+            if let Ok(name) = entry?.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        fs::File::open(dir)?.sync_all()
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)
+    }
+
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        path.try_exists()
+    }
+}
+
+/// A file of [`FsStorage`].
+#[derive(Debug)]
+struct FsFile {
+    file: fs::File,
+}
+
+impl StorageFile for FsFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.file.read_at(buf, offset)
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.file.write_at(buf, offset)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn sync_all(&self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// The file status flags of an open file (`fcntl(F_GETFL)`).
+    fn status_flags(file: &fs::File) -> libc::c_int {
+        // SAFETY: F_GETFL only reads the flags of a descriptor `file` keeps open.
+        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+        assert!(flags >= 0, "fcntl: {}", io::Error::last_os_error());
+        flags
+    }
+
+    #[test]
+    fn sync_modes_set_the_open_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let create = OpenOptions::new().write(true).create(true);
+        let plain = open_file(&path, &create).unwrap();
+        assert_eq!(status_flags(&plain) & libc::O_DSYNC, 0);
+        let dsync = open_file(&path, &create.sync(FileSyncMode::Dsync)).unwrap();
+        assert_eq!(status_flags(&dsync) & libc::O_DSYNC, libc::O_DSYNC);
+        assert_ne!(status_flags(&dsync) & libc::O_SYNC, libc::O_SYNC);
+        let sync = open_file(&path, &create.sync(FileSyncMode::Sync)).unwrap();
+        assert_eq!(status_flags(&sync) & libc::O_SYNC, libc::O_SYNC);
+    }
+
+    #[test]
+    fn positional_io_and_directory_operations() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FsStorage::new();
+        let a = dir.path().join("a");
+        let opts = OpenOptions::new().read(true).write(true).create_new(true);
+        let file = fs.open(&a, &opts).unwrap();
+        file.write_all_at(b"world", 6).unwrap();
+        file.write_all_at(b"hello ", 0).unwrap();
+        file.sync_data().unwrap();
+        assert_eq!(file.len().unwrap(), 11);
+        let mut buf = [0u8; 11];
+        file.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(&buf, b"hello world");
+        file.set_len(5).unwrap();
+        assert_eq!(file.len().unwrap(), 5);
+        let again = fs.open(&a, &opts).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+
+        let b = dir.path().join("sub/b");
+        fs.create_dir_all(&dir.path().join("sub")).unwrap();
+        fs.rename(&a, &b).unwrap();
+        fs.sync_dir(dir.path()).unwrap();
+        assert!(!fs.exists(&a).unwrap());
+        assert!(fs.exists(&b).unwrap());
+        assert_eq!(fs.list_dir(&dir.path().join("sub")).unwrap(), vec!["b"]);
+        fs.remove_file(&b).unwrap();
+        assert!(fs.list_dir(&dir.path().join("sub")).unwrap().is_empty());
+        let missing = fs.remove_file(&b).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    }
+}

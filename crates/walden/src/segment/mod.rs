@@ -1,0 +1,33 @@
+//! The segment layer: every file the engine touches, and how.
+//!
+//! - [`storage`]: the [`Storage`] trait all file I/O goes through, so tests
+//!   can inject faults; [`FsStorage`] is the real file system;
+//! - [`files`]: [`SegmentFiles`], naming, creating, recycling, removing and
+//!   opening the segment files of a WAL directory;
+//! - [`recycle`]: [`plan_recycling`], which obsolete segments to recycle or
+//!   remove after a checkpoint;
+//! - [`control`]: [`ControlFile`], the small file saying what the log is and
+//!   where recovery starts;
+//! - [`error`]: errors naming the operation and the file.
+//!
+//! Durability rule: a segment, control file or directory entry this layer
+//! reports as created, renamed or removed has been made durable (file sync,
+//! then directory sync) before the call returns.
+
+pub mod control;
+mod durable;
+pub mod error;
+pub mod files;
+mod fs;
+pub mod recycle;
+pub mod storage;
+
+pub use control::{
+    generate_system_identifier, ControlFile, ControlFileError, CorruptControlFile,
+    InvalidControlValue,
+};
+pub use error::{FileOp, IoFailure, SegmentError};
+pub use files::SegmentFiles;
+pub use fs::FsStorage;
+pub use recycle::{plan_recycling, RecyclePlan};
+pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};

@@ -1,0 +1,309 @@
+//! Creating a log, and opening one: recovery to the end of WAL.
+//!
+//! PostgreSQL: `BootStrapXLOG` (create), `StartupXLOG` (open). Recovery
+//! reads from the control file's redo point to the first invalid record;
+//! that is the end of WAL and the next record goes there, chained to the
+//! last valid one, so the log stays one readable sequence across crashes.
+//! A multi-page record cut off by the crash is handled as PostgreSQL 15
+//! does: new WAL starts on the page where its continuation is missing, that
+//! page is flagged `XLP_FIRST_IS_OVERWRITE_CONTRECORD`, and its first record
+//! is an `XLOG_OVERWRITE_CONTRECORD` naming the abandoned record.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use super::segments::Segments;
+use super::{unix_time, Shared, Wal};
+use crate::buffer::{BufferRing, PageIdentity, PageInit};
+use crate::config::{Config, ConfigError};
+use crate::error::Error;
+use crate::format::message::OverwriteContrecord;
+use crate::format::page::XLP_FIRST_IS_OVERWRITE_CONTRECORD;
+use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
+use crate::insert::reserve::Reserver;
+use crate::insert::slots::SlotArray;
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::read::{ReadError, ReaderOptions, WalReader};
+use crate::record::Record;
+use crate::segment::{
+    ControlFile, FileOp, FsStorage, IoFailure, SegmentError, SegmentFiles, Storage,
+};
+use crate::sync::AtomicU64;
+use crate::write::Writer;
+
+/// First segment of a new log (initdb starts at 1, as pg_waldump expects).
+const FIRST_SEGMENT: u64 = 1;
+/// Timeline of a new log.
+const FIRST_TIMELINE: u32 = 1;
+
+/// What [`Wal::open`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Where the scan started: the last checkpoint's redo point.
+    pub redo: Lsn,
+    /// The last checkpoint record.
+    pub checkpoint: Lsn,
+    /// End of valid WAL: where the next record goes.
+    pub end: Lsn,
+    /// Start of the last valid record, if the scan found any.
+    pub last_record: Option<Lsn>,
+    /// Valid records scanned from the redo point.
+    pub records: u64,
+    /// Why the scan stopped (the end-of-WAL reason, naming its LSN).
+    pub stop: String,
+    /// True if the log had been closed cleanly.
+    pub clean_shutdown: bool,
+    /// A record cut off by a crash that was abandoned with an
+    /// `XLOG_OVERWRITE_CONTRECORD` record, if any.
+    pub overwritten: Option<Lsn>,
+}
+
+/// Where a log's next record goes, and what the ring must start with.
+struct Tail {
+    next_pos: u64,
+    prev: Lsn,
+    /// Start of the page holding the next record.
+    page: Lsn,
+    /// What that page starts with.
+    first_page: FirstPage,
+}
+
+/// The page holding the end of WAL, as the ring must start with it.
+enum FirstPage {
+    /// Nothing on it yet: initialised when first needed.
+    Fresh,
+    /// Records before the end: these bytes from disk, the rest zeros.
+    Existing(Vec<u8>),
+    /// A fresh page flagged `XLP_FIRST_IS_OVERWRITE_CONTRECORD`.
+    Overwrite,
+}
+
+impl Wal {
+    /// Creates a new log in `dir` (created if missing) and returns it open.
+    /// Fails if `dir` already holds a log.
+    pub fn create(dir: impl AsRef<Path>, config: Config) -> Result<Wal, Error> {
+        Wal::create_with_storage(dir, config, Arc::new(FsStorage))
+    }
+
+    /// [`Wal::create`] over another [`Storage`] (fault injection in tests).
+    pub fn create_with_storage(
+        dir: impl AsRef<Path>,
+        config: Config,
+        storage: Arc<dyn Storage>,
+    ) -> Result<Wal, Error> {
+        config.validate()?;
+        let seg = config.segment()?;
+        let dir = dir.as_ref();
+        storage
+            .create_dir_all(dir)
+            .map_err(|e| SegmentError::from(IoFailure::new(FileOp::CreateDir, dir, e)))?;
+        let files = SegmentFiles::new(storage.clone(), dir, seg, FIRST_TIMELINE);
+        if storage.exists(&ControlFile::path(dir)).unwrap_or(true) || !files.list()?.is_empty() {
+            return Err(Error::AlreadyExists(dir.to_path_buf()));
+        }
+        let mut control = ControlFile::new(config.format, seg, FIRST_TIMELINE);
+        let start = seg.segment_start(FIRST_SEGMENT);
+        control.redo = Lsn(start.0 + seg.page_header_size(start));
+        control.write(&*storage, dir)?;
+        let tail = Tail {
+            next_pos: seg.lsn_to_pos(start).unwrap_or(0),
+            prev: Lsn::INVALID,
+            page: start,
+            first_page: FirstPage::Fresh,
+        };
+        let wal = Wal::start(config, seg, storage, files, control, tail)?;
+        // The first record, as initdb writes it: a shutdown checkpoint.
+        wal.shared.checkpoint(true)?;
+        wal.shared.mark_open()?;
+        Ok(wal)
+    }
+
+    /// Opens the log in `dir`, recovering to the end of valid WAL.
+    pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<(Wal, RecoveryReport), Error> {
+        Wal::open_with_storage(dir, config, Arc::new(FsStorage))
+    }
+
+    /// [`Wal::open`] over another [`Storage`].
+    pub fn open_with_storage(
+        dir: impl AsRef<Path>,
+        config: Config,
+        storage: Arc<dyn Storage>,
+    ) -> Result<(Wal, RecoveryReport), Error> {
+        config.validate()?;
+        let dir = dir.as_ref();
+        let control = ControlFile::read(&*storage, dir)?;
+        let seg = control.segment_size;
+        if seg.bytes() != config.segment_size {
+            return Err(ConfigError::Mismatch {
+                field: "segment_size",
+                on_disk: seg.bytes().to_string(),
+                configured: config.segment_size.to_string(),
+            }
+            .into());
+        }
+        if control.format != config.format {
+            return Err(ConfigError::Mismatch {
+                field: "format",
+                on_disk: format!("{:?}", control.format),
+                configured: format!("{:?}", config.format),
+            }
+            .into());
+        }
+        let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
+        files.remove_temp_files()?;
+        let (report, tail, overwrite) = scan(dir, &files, &control)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail)?;
+        if let Some((aborted, _)) = overwrite {
+            let body = OverwriteContrecord {
+                overwritten_lsn: aborted,
+                overwrite_time: pg_now(unix_time()),
+            }
+            .encode()
+            .to_vec();
+            wal.insert_and_flush(&Record::new(RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD, body))?;
+        }
+        wal.shared.mark_open()?;
+        Ok((wal, report))
+    }
+
+    fn start(
+        config: Config,
+        seg: SegmentSize,
+        storage: Arc<dyn Storage>,
+        files: SegmentFiles,
+        control: ControlFile,
+        tail: Tail,
+    ) -> Result<Wal, Error> {
+        let pages = (config.buffers / PAGE_SIZE) as usize;
+        let ring = BufferRing::new(
+            pages,
+            seg,
+            PageIdentity {
+                timeline: control.timeline,
+                system_id: control.system_identifier,
+            },
+        );
+        let page_end = Lsn(tail.page.0 + PAGE_SIZE);
+        // SAFETY (all three): the ring is not shared yet.
+        let (initialized_upto, written) = match &tail.first_page {
+            FirstPage::Fresh => (tail.page, tail.page),
+            FirstPage::Existing(bytes) => {
+                unsafe { ring.load_page(tail.page, bytes) };
+                (page_end, Lsn(tail.page.0 + bytes.len() as u64))
+            }
+            FirstPage::Overwrite => {
+                unsafe { ring.init_page(tail.page, XLP_FIRST_IS_OVERWRITE_CONTRECORD) };
+                (page_end, tail.page)
+            }
+        };
+        let dir = files.dir().to_path_buf();
+        let shared = Arc::new(Shared {
+            seg,
+            slots: SlotArray::new(config.insert_slots),
+            reserver: Reserver::new(config.reservation, seg, tail.next_pos, tail.prev),
+            init: PageInit::new(config.page_init, initialized_upto),
+            writer: Writer::new(config.sync_method, seg, written),
+            segments: Segments::new(files),
+            control: Mutex::new(control),
+            storage,
+            dir,
+            evictions: AtomicU64::new(0),
+            ring,
+            config,
+        });
+        let prealloc = Segments::start_preallocator(&shared)?;
+        Ok(Wal {
+            shared,
+            _prealloc: prealloc,
+            closed: false,
+        })
+    }
+}
+
+/// PostgreSQL's `TimestampTz` (µs since 2000-01-01) for a Unix time in seconds.
+fn pg_now(unix_secs: i64) -> i64 {
+    const PG_EPOCH_OFFSET_SECS: i64 = 946_684_800;
+    (unix_secs - PG_EPOCH_OFFSET_SECS) * 1_000_000
+}
+
+/// Reads from the redo point to the end of WAL.
+#[allow(clippy::type_complexity)]
+fn scan(
+    dir: &Path,
+    files: &SegmentFiles,
+    control: &ControlFile,
+) -> Result<(RecoveryReport, Tail, Option<(Lsn, Lsn)>), Error> {
+    let seg = control.segment_size;
+    let opts = ReaderOptions {
+        start: Some(control.redo),
+        end: None,
+        timeline: control.timeline,
+    };
+    let mut reader = WalReader::open(dir, opts)?;
+    let mut records = 0u64;
+    let stop = loop {
+        match reader.next_record() {
+            Ok(Some(_)) => records += 1,
+            Ok(None) => break "end of the requested range".to_owned(),
+            Err(e @ ReadError::EndOfWal { .. }) => break e.to_string(),
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let prev = reader.last_good().unwrap_or(Lsn::INVALID);
+    let overwrite = reader.aborted_contrecord();
+    let next = match overwrite {
+        Some((_, missing_page)) => missing_page,
+        None => reader.next_lsn(),
+    };
+    let page = next.page_start();
+    let first_page = if overwrite.is_some() {
+        FirstPage::Overwrite
+    } else if next.page_offset() <= seg.page_header_size(page) {
+        FirstPage::Fresh
+    } else {
+        FirstPage::Existing(read_page_prefix(files, page, next)?)
+    };
+    let end = match first_page {
+        FirstPage::Existing(_) => next,
+        _ => Lsn(page.0 + seg.page_header_size(page)),
+    };
+    let tail = Tail {
+        next_pos: seg.lsn_to_pos(end).unwrap_or(0),
+        prev,
+        page,
+        first_page,
+    };
+    let report = RecoveryReport {
+        redo: control.redo,
+        checkpoint: control.checkpoint,
+        end,
+        last_record: reader.last_good(),
+        records,
+        stop,
+        clean_shutdown: control.clean_shutdown,
+        overwritten: overwrite.map(|(aborted, _)| aborted),
+    };
+    Ok((report, tail, overwrite))
+}
+
+/// The bytes of `page` before `end`, from its segment file.
+fn read_page_prefix(files: &SegmentFiles, page: Lsn, end: Lsn) -> Result<Vec<u8>, Error> {
+    let seg = files.segment_size();
+    let segno = seg.segno(page);
+    let mut bytes = vec![0u8; (end.0 - page.0) as usize];
+    files
+        .open_for_read(segno)?
+        .read_exact_at(&mut bytes, seg.offset(page))
+        .map_err(|e| SegmentError::from(IoFailure::new(FileOp::Read, &files.path(segno), e)))?;
+    Ok(bytes)
+}
+
+impl Shared {
+    /// Marks the log open (not cleanly shut down) in the control file.
+    fn mark_open(&self) -> Result<(), Error> {
+        let mut control = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        control.clean_shutdown = false;
+        control.write(&*self.storage, &self.dir)?;
+        Ok(())
+    }
+}

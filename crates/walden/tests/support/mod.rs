@@ -1,0 +1,90 @@
+//! Helpers shared by the write-path integration tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use walden::lsn::maxalign;
+use walden::read::{ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::{Lsn, Record, RecordSpan, SegmentSize, Wal};
+
+/// Reads every record from the first segment's first record to the end of
+/// WAL, and the error that ended the scan.
+pub fn read_all(dir: &Path) -> (Vec<WalRecord>, ReadError) {
+    read_from(dir, None)
+}
+
+/// Like [`read_all`] from `start`.
+pub fn read_from(dir: &Path, start: Option<Lsn>) -> (Vec<WalRecord>, ReadError) {
+    let mut reader = WalReader::open(
+        dir,
+        ReaderOptions {
+            start,
+            ..ReaderOptions::default()
+        },
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    loop {
+        match reader.next_record() {
+            Ok(Some(r)) => out.push(r),
+            Ok(None) => panic!("no end given, so the reader must stop at end of WAL"),
+            Err(e) => return (out, e),
+        }
+    }
+}
+
+/// Deterministic payload of `len` bytes (at least 8) for record `seq` of `thread`.
+pub fn payload(thread: u32, seq: u32, len: usize) -> Vec<u8> {
+    let mut p = Vec::with_capacity(len.max(8));
+    p.extend_from_slice(&thread.to_le_bytes());
+    p.extend_from_slice(&seq.to_le_bytes());
+    let mut x = (u64::from(thread) << 32 | u64::from(seq)) | 1;
+    while p.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p.push(x as u8);
+    }
+    p
+}
+
+/// The record of resource manager `rmid` whose encoded length rounds up to
+/// exactly `aligned` bytes, if one exists.
+pub fn record_of_aligned_size(rmid: u8, aligned: u64) -> Option<Record> {
+    let base = aligned.checked_sub(24)? as usize;
+    [
+        base.checked_sub(2),
+        base.checked_sub(5),
+        (base == 0).then_some(0),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| Record::new(rmid, 0, vec![0x5A; d]))
+    .find(|r| maxalign(r.encoded_len() as u64) == aligned)
+}
+
+/// Inserts a filler so that the next record starts at `page_offset` of a
+/// later page, then a record of `len` main-data bytes there; returns its span.
+pub fn insert_at_page_offset(
+    wal: &Wal,
+    seg: SegmentSize,
+    rmid: u8,
+    page_offset: u64,
+    len: usize,
+) -> RecordSpan {
+    let here = wal.insert_position();
+    let mut target = Lsn(here.page_start().0 + walden::lsn::PAGE_SIZE + page_offset);
+    loop {
+        let gap = seg.lsn_to_pos(target).unwrap() - seg.lsn_to_pos(here).unwrap();
+        if let Some(filler) = record_of_aligned_size(rmid, gap) {
+            wal.insert(&filler).unwrap();
+            break;
+        }
+        target = Lsn(target.0 + walden::lsn::PAGE_SIZE);
+    }
+    let span = wal
+        .insert_span(&Record::new(rmid, 0, vec![0xA5; len]))
+        .unwrap();
+    assert_eq!(span.start, target, "placement");
+    span
+}
