@@ -121,7 +121,8 @@ impl SlotArray {
         }
         let s = &self.slots[i];
         loop {
-            // SeqCst: the WaitQueue contract (pairs with unlock's SeqCst store).
+            // SeqCst (⊇ Acquire): the WaitQueue contract asks for at least
+            // Acquire; it pairs with unlock's store.
             s.waiters.wait_until(|| !s.held.load(Ordering::SeqCst));
             if self.try_lock(i) {
                 s.waits.fetch_add(1, Ordering::Relaxed);
@@ -135,8 +136,8 @@ impl SlotArray {
         // Relaxed: published by the SeqCst store of `held` below.
         s.inserting_at.store(0, Ordering::Relaxed);
         // SeqCst (⊇ Release): publishes the copied record bytes to the next
-        // holder and to flushers that see the slot free; SeqCst for the
-        // WaitQueue contract.
+        // holder and to flushers that see the slot free; made before
+        // notify_all, as the WaitQueue contract asks.
         s.held.store(false, Ordering::SeqCst);
         s.waiters.notify_all();
     }
@@ -173,7 +174,8 @@ impl SlotArray {
         for i in 0..self.len() {
             self.lock(i);
             if i != last {
-                // SeqCst: WaitQueue contract for waiters on this slot.
+                // SeqCst (⊇ Release): waiters read it with Acquire (WaitQueue
+                // contract) and must see the mark before skipping the slot.
                 self.slots[i]
                     .inserting_at
                     .store(EXCLUSIVE_MARK, Ordering::SeqCst);
@@ -200,8 +202,10 @@ impl SlotArray {
         for s in self.slots.iter() {
             let mut seen;
             loop {
-                // SeqCst: WaitQueue contract; also orders these loads after
-                // the caller's Acquire read of the reserved end.
+                // SeqCst (⊇ Acquire): pairs with the holder's Release stores
+                // (WaitQueue contract); loads after the caller's Acquire read
+                // of the reserved end see every slot held by a reserver it
+                // reflects.
                 if !s.held.load(Ordering::SeqCst) {
                     seen = 0;
                     break;
@@ -265,7 +269,8 @@ impl SlotArray {
     fn advertise(&self, i: usize, at: Lsn) {
         let s = &self.slots[i];
         // SeqCst (⊇ Release): publishes the bytes copied below `at` to a
-        // flusher that reads this value; SeqCst for the WaitQueue contract.
+        // flusher that reads this value (Acquire); made before notify_all,
+        // as the WaitQueue contract asks.
         s.inserting_at.store(at.0, Ordering::SeqCst);
         s.waiters.notify_all();
     }

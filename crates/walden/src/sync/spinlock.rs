@@ -55,11 +55,18 @@ impl<T> SpinLock<T> {
         loop {
             // Acquire: pairs with the Release in SpinGuard::drop, so the
             // previous holder's writes to `value` are visible to us.
-            if !self.locked.swap(true, Ordering::Acquire) {
+            // Relaxed on failure: we only learn that it is held. (A CAS, not
+            // a swap: a failed attempt writes nothing.)
+            if self
+                .locked
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
                 return SpinGuard { lock: self };
             }
-            // Relaxed: only a hint to avoid hammering the line with swaps.
-            while self.locked.load(Ordering::Relaxed) {
+            // Test-and-test-and-set: delay until the lock looks free, then
+            // swap again.
+            loop {
                 if spins < SPINS_PER_DELAY {
                     spins += 1;
                     hint::spin_loop();
@@ -68,6 +75,12 @@ impl<T> SpinLock<T> {
                     thread::yield_now();
                 } else {
                     backoff_sleep(&mut sleep_us);
+                }
+                // Relaxed: only a hint to avoid hammering the line with
+                // swaps. Under loom a relaxed read may stay stale for many
+                // steps, so the model goes straight back to the swap.
+                if cfg!(loom) || !self.locked.load(Ordering::Relaxed) {
+                    break;
                 }
             }
         }

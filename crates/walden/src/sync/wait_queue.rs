@@ -6,12 +6,15 @@
 //! notifier changes the atomics it owns and calls [`WaitQueue::notify_all`],
 //! which takes the slow path only when someone is parked.
 //!
-//! Contract: the condition passed to [`WaitQueue::wait_until`] must read the
-//! atomics with `SeqCst` (or be preceded by a `SeqCst` fence), and every
-//! change that can make it true must be a `SeqCst` store or RMW followed by
-//! `notify_all`. Under those rules no wake-up is lost: either the waiter's
-//! re-check after announcing itself sees the change, or the notifier sees the
-//! announcement and wakes it.
+//! Contract: every change that can make a waiter's condition true is made
+//! (with any ordering) before the changing thread calls
+//! [`WaitQueue::notify_all`], and the condition reads those atomics with at
+//! least `Acquire`. No wake-up is then lost: the waiter's announcement and
+//! the notifier's check are read-modify-writes of one counter, so one of
+//! them comes first in its modification order. If the notifier's comes
+//! first, the waiter's RMW reads from it (Release → Acquire) and its
+//! re-check sees the change; otherwise the notifier sees the waiter and
+//! wakes it under the lock.
 
 use super::{hint, AtomicU32, Condvar, Mutex, Ordering};
 
@@ -44,9 +47,9 @@ impl WaitQueue {
             hint::spin_loop();
         }
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        // SeqCst: pairs with the SeqCst load in notify_all (store-load
-        // ordering between "I am parked" and the notifier's state change).
-        self.parked.fetch_add(1, Ordering::SeqCst);
+        // AcqRel: Acquire pairs with the Release RMW in notify_all (see the
+        // module docs); an RMW, not a store, so the two are totally ordered.
+        self.parked.fetch_add(1, Ordering::AcqRel);
         while !ready() {
             guard = self.cond.wait(guard).unwrap_or_else(|e| e.into_inner());
         }
@@ -57,9 +60,10 @@ impl WaitQueue {
 
     /// Wakes every parked waiter so it re-checks its condition.
     pub fn notify_all(&self) {
-        // SeqCst: see wait_until; orders the caller's SeqCst state change
-        // before this read of the parked count.
-        if self.parked.load(Ordering::SeqCst) == 0 {
+        // AcqRel: Release publishes the caller's state change to a waiter
+        // whose RMW reads from this one; an RMW (adding 0) rather than a
+        // load so it is ordered against the waiter's announcement.
+        if self.parked.fetch_add(0, Ordering::AcqRel) == 0 {
             return;
         }
         // Taking the lock means a waiter that announced itself is either
@@ -83,10 +87,10 @@ mod loom_tests {
             let flag = Arc::new(AtomicU64::new(0));
             let (q2, f2) = (q.clone(), flag.clone());
             let t = thread::spawn(move || {
-                f2.store(1, Ordering::SeqCst);
+                f2.store(1, Ordering::Relaxed);
                 q2.notify_all();
             });
-            q.wait_until(|| flag.load(Ordering::SeqCst) == 1);
+            q.wait_until(|| flag.load(Ordering::Acquire) == 1);
             t.join().unwrap();
         });
     }

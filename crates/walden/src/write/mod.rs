@@ -201,8 +201,8 @@ impl Writer {
     }
 
     fn poison(&self) {
-        // SeqCst (⊇ Release, see `check`): also the WaitQueue contract, so
-        // waiting flushers wake up and fail.
+        // SeqCst (⊇ Release, see `check`); made before notify_all so that
+        // waiting flushers wake up and fail (WaitQueue contract).
         self.poisoned.store(true, Ordering::SeqCst);
         self.waiters.notify_all();
     }
@@ -263,8 +263,9 @@ impl Writer {
                 Err(TryLockError::Poisoned(e)) => break e.into_inner(),
                 Err(TryLockError::WouldBlock) => {
                     waited = true;
-                    // SeqCst: the WaitQueue contract, with the stores in
-                    // `release_writer` and `poison`.
+                    // SeqCst (⊇ Acquire, the WaitQueue contract): pairs with
+                    // the stores made before notify_all in `write` and
+                    // `poison`; seeing `flushed` also sees the synced data.
                     self.waiters.wait_until(|| {
                         !self.busy.load(Ordering::SeqCst)
                             || self.flushed.load(Ordering::SeqCst) >= target.0
@@ -273,12 +274,13 @@ impl Writer {
                 }
             }
         };
-        // SeqCst: the WaitQueue contract (waiters re-check `busy`).
-        self.busy.store(true, Ordering::SeqCst);
+        // Relaxed: only a hint for waiters; one that misses it tries the
+        // lock, fails and waits again, and the release below wakes it.
+        self.busy.store(true, Ordering::Relaxed);
         let result = self.write_holding(&mut st, ring, segments, target, durable, more);
         drop(st);
-        // SeqCst: the WaitQueue contract; ordered after the Release stores
-        // of `written`/`flushed` made while holding the lock.
+        // SeqCst (⊇ Release): made before notify_all (WaitQueue contract),
+        // after the Release stores of `written`/`flushed` under the lock.
         self.busy.store(false, Ordering::SeqCst);
         self.waiters.notify_all();
         result
