@@ -2,7 +2,7 @@
 //! `pg_waldump` does, as JSON lines, or as per-resource-manager statistics.
 
 mod line;
-mod stats;
+pub(crate) mod stats;
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;

@@ -10,9 +10,9 @@
 //! - [`lsn`]: log sequence numbers and usable-byte-position arithmetic;
 //! - [`insert`]: insertion slots, space reservation, copying into pages;
 //! - [`buffer`]: the shared buffer ring and how its pages are initialised;
-//! - [`write`]: writing pages out, group flush, sync methods;
+//! - [`write`](mod@write): writing pages out, group flush, sync methods;
 //! - [`segment`]: segment files, the control file, the storage trait;
-//! - [`format`]: the on-disk format (page headers, record header, body, CRC);
+//! - [`format`](mod@format): the on-disk format (page headers, record header, body, CRC);
 //! - [`read`]: reading and validating WAL from segment files;
 //! - [`sync`]: concurrency primitives used on the insert path.
 

@@ -4,7 +4,7 @@
 //! PostgreSQL: `XLogInsertRecord`, `CopyXLogRecordToWAL`, `GetXLogBuffer`.
 //! Nothing between reservation and release may fail silently or unwind: a
 //! reserved range that is never filled would cut the log at that point.
-//! [`CriticalSection`] turns a panic there into an abort, and an I/O error
+//! A critical-section guard turns a panic there into an abort, and an I/O error
 //! (the only error possible there) poisons the log.
 
 pub mod reserve;
