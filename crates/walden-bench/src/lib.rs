@@ -1,4 +1,38 @@
 //! Workloads behind `walden bench`: the seeds' experiments, the peers and the
 //! machine's physical limits.
 
+pub mod commit;
+pub mod delay;
+pub mod discard;
+pub mod fresh_wal;
+pub mod latency;
+pub mod limits;
+pub mod logical;
+pub mod measure;
+pub mod mix;
+pub mod peers;
+pub mod plot;
+pub mod reserve;
 pub mod rwlock;
+pub mod splice;
+pub mod suite;
+pub mod switch;
+
+/// Serializes a value by its `Display` text (the command-line name).
+pub fn serde_display<T: std::fmt::Display, S: serde::Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+/// Deserializes a value from its command-line name (`FromStr`).
+pub fn serde_parse<'de, T, D>(deserializer: D) -> Result<T, D::Error>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+    D: serde::Deserializer<'de>,
+{
+    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+    text.parse().map_err(serde::de::Error::custom)
+}

@@ -8,9 +8,9 @@
 //! experiment is one mix at one thread count; every lock runs under it for
 //! the same wall-clock time, in slices interleaved with the other locks'.
 
-mod latency;
 mod locks;
 
+use std::convert::Infallible;
 use std::fmt;
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -23,7 +23,8 @@ use crossbeam_utils::sync::ShardedLock;
 use serde::Serialize;
 use walden::sync::ReadBiasedLock;
 
-use latency::LatencyHistogram;
+use crate::latency::LatencyHistogram;
+use crate::measure::{interleave, Merge};
 use locks::BenchLock;
 pub use locks::LockKind;
 
@@ -147,25 +148,22 @@ pub fn run_group(
     group: Group,
     duration: Duration,
     slices: NonZeroU32,
-    mut after_run: impl FnMut(LockKind),
+    after_run: impl FnMut(LockKind),
 ) -> Vec<CellResult> {
     let slice = duration / slices.get();
-    let mut measured: Vec<Measurement> = LockKind::ALL
+    let measured = interleave(
+        &LockKind::ALL,
+        slices.get(),
+        |lock| Ok::<_, Infallible>(run_lock(lock, group, slice)),
+        after_run,
+    );
+    let measured = match measured {
+        Ok(measured) => measured,
+        Err(never) => match never {},
+    };
+    measured
         .iter()
-        .map(|_| Measurement::default())
-        .collect();
-    for round in 0..slices.get() as usize {
-        for offset in 0..LockKind::ALL.len() {
-            let index = (round + offset) % LockKind::ALL.len();
-            let lock = LockKind::ALL[index];
-            measured[index].merge(&run_lock(lock, group, slice));
-            after_run(lock);
-        }
-    }
-    LockKind::ALL
-        .iter()
-        .zip(&measured)
-        .map(|(&lock, measurement)| measurement.result(lock, group))
+        .map(|(lock, measurement)| measurement.result(*lock, group))
         .collect()
 }
 
@@ -177,13 +175,15 @@ struct Measurement {
     write_latency: LatencyHistogram,
 }
 
-impl Measurement {
+impl Merge for Measurement {
     fn merge(&mut self, other: &Measurement) {
         self.seconds += other.seconds;
         self.reads += other.reads;
         self.write_latency.merge(&other.write_latency);
     }
+}
 
+impl Measurement {
     fn result(&self, lock: LockKind, group: Group) -> CellResult {
         let writes = self.write_latency.total();
         CellResult {

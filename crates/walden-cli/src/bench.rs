@@ -1,12 +1,38 @@
 //! `walden bench`: workloads measured side by side in one run, so that
 //! results compare as ratios.
 
+mod all;
+mod commit;
+mod knobs;
+mod limits;
+mod logical;
+mod mix;
+mod output;
+mod peers;
+mod report;
+mod reserve;
 mod rwlock;
+mod slices;
+mod splice;
+mod switch;
 
 use clap::{Args, Subcommand};
 
 /// Arguments of `walden bench`.
 #[derive(Args)]
+#[command(after_help = "\
+Every suite that builds logs takes the strategy knobs --format,
+--reservation, --insert-slots, --slot-choice, --page-init, --eviction and
+--buffers (a list where the suite compares that knob's values).
+
+Examples:
+  walden bench all --quick --results /tmp/bench-results
+  walden bench commit --threads 1,2,64 --sync fdatasync
+  walden bench insert --quick --format postgres15 --reservation spinlock,prev-link-table
+  walden bench mix --threads 1,2 --insert-slots 64 --slot-choice attempts:2
+  walden bench splice --segments 2
+
+Run `walden bench help <suite>` for each suite's options and examples.")]
 pub struct BenchArgs {
     #[command(subcommand)]
     workload: Workload,
@@ -17,11 +43,54 @@ enum Workload {
     /// Reader-writer locks (walden ReadBiasedLock, std, parking_lot, crossbeam
     /// ShardedLock) under seed 004's read-mostly mix and a write-heavy one.
     Rwlock(rwlock::RwlockArgs),
+    /// One WAL switch right after a checkpoint under open_datasync, per
+    /// eviction policy and ring size (seed 002).
+    Switch(switch::SwitchArgs),
+    /// Threads inserting 1 MiB logical messages, per page-initialisation
+    /// design and insertion-slot setup (seed 000).
+    #[command(name = "logical-1mb")]
+    Logical1mb(logical::LogicalArgs),
+    /// Threads each looping "insert a 100-byte record, flush it", per sync
+    /// method: commits/s, syncs per commit, p50/p99 latency.
+    Commit(commit::CommitArgs),
+    /// Seed 001's append-only transactions (20 small records, then a
+    /// commit) per reservation design.
+    Mix(mix::MixArgs),
+    /// Seed 001's reservation microbenchmark: T threads × N reservations
+    /// per design; serialized cost, shared-line writes, many-core projection.
+    Reserve(reserve::ReserveArgs),
+    /// The insert path per reservation design and format, non-durable,
+    /// 66-byte and 4 kB records.
+    Insert(reserve::InsertArgs),
+    /// Torn-write splices (seed 001): stale records each format accepts.
+    Splice(splice::SpliceArgs),
+    /// The machine's limits: memcpy and CRC-32C bandwidth, cache-line
+    /// transfer, sequential write bandwidth, write-and-sync latency.
+    Limits(limits::LimitsArgs),
+    /// Walden against raft-engine, RocksDB's WAL, okaywal and wal-db
+    /// (built with --features peers): appends and durable commits.
+    Peers(peers::PeersArgs),
+    /// Every suite in one run (about 10 minutes; --quick about 1), JSON and
+    /// PNG charts into a results directory, then the summary.
+    All(all::AllArgs),
+    /// The summary (ratios, projection, charts) of a results directory.
+    Summary(all::SummaryArgs),
 }
 
 /// Runs the chosen workload.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     match &args.workload {
         Workload::Rwlock(args) => rwlock::run(args),
+        Workload::Switch(args) => switch::run(args),
+        Workload::Logical1mb(args) => logical::run(args),
+        Workload::Commit(args) => commit::run(args),
+        Workload::Mix(args) => mix::run(args),
+        Workload::Reserve(args) => reserve::run_reserve(args),
+        Workload::Insert(args) => reserve::run_insert(args),
+        Workload::Splice(args) => splice::run(args),
+        Workload::Limits(args) => limits::run(args),
+        Workload::Peers(args) => peers::run(args),
+        Workload::All(args) => all::run(args),
+        Workload::Summary(args) => all::run_summary(args),
     }
 }

@@ -98,8 +98,9 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
         }
         acked_count = acks.len();
     }
+    let format = reader.format().map_or("no".to_owned(), |f| f.to_string());
     println!(
-        "verified {records} records ({} from walden write) from {} to {last_end}; {acked_count} acknowledgements hold; stopped: {stop}",
+        "verified {records} records ({} from walden write, {format} format) from {} to {last_end}; {acked_count} acknowledgements hold; stopped: {stop}",
         found.len(),
         first.unwrap_or(Lsn::INVALID),
     );

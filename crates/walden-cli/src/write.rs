@@ -11,7 +11,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use walden::segment::{ControlFile, FsStorage};
-use walden::{Config, Record, SyncMethod, Wal};
+use walden::{
+    Config, Eviction, PageInitKind, Record, ReservationKind, SlotChoice, SyncMethod, Wal, WalFormat,
+};
 
 use crate::load::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
 
@@ -20,6 +22,8 @@ use crate::load::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
 #[command(after_help = "Examples:
   walden write /tmp/wal --records 100000 --threads 8 --size 0-64KB
   walden write /tmp/wal --flush-every 1 --sync fdatasync --acked /tmp/acked
+  walden write /tmp/wal --format self-lsn --threads 64 --slot-choice attempts:2
+  walden write /tmp/wal --reservation prev-link-table --insert-slots 64
   walden verify /tmp/wal --acked /tmp/acked")]
 pub struct WriteArgs {
     /// WAL directory: created if new, opened (recovered) and appended to if not.
@@ -44,9 +48,33 @@ pub struct WriteArgs {
     /// Shared buffer size.
     #[arg(long, default_value = "16MB")]
     pub buffers: String,
-    /// Insertion slots.
+    /// On-disk format of a new log: postgres15, self-lsn or compact-wal-id
+    /// (when appending, the log's own, from its control file).
+    #[arg(long, default_value = "postgres15")]
+    pub format: WalFormat,
+    /// How space is reserved: spinlock, prev-link-table or
+    /// prev-link-in-buffer for postgres15, unlinked for the others
+    /// (default: the library's default for the format).
+    #[arg(long)]
+    pub reservation: Option<ReservationKind>,
+    /// Entries of the prev-link-table table (a power of two, at least twice
+    /// --insert-slots; default: derived from --insert-slots).
+    #[arg(long)]
+    pub link_table_capacity: Option<usize>,
+    /// Insertion slots (1 to 1024).
     #[arg(long, default_value_t = 8)]
     pub insert_slots: usize,
+    /// How a thread picks its insertion slot: sticky, or attempts:K (try K
+    /// more slots without blocking before waiting).
+    #[arg(long, default_value = "sticky")]
+    pub slot_choice: SlotChoice,
+    /// How buffer pages are initialised: mapping-lock or cooperative.
+    #[arg(long, default_value = "mapping-lock")]
+    pub page_init: PageInitKind,
+    /// How much an inserter writes when it needs an unwritten buffer page:
+    /// one-page or batch.
+    #[arg(long, default_value = "one-page")]
+    pub eviction: Eviction,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -67,7 +95,15 @@ pub fn run(args: &WriteArgs) -> Result<()> {
     let mut config = Config {
         segment_size: load::parse_size(&args.segment_size)?,
         buffers: load::parse_size(&args.buffers)?,
+        format: args.format,
+        reservation: args
+            .reservation
+            .unwrap_or(ReservationKind::default_for(args.format)),
+        prev_link_table_capacity: args.link_table_capacity,
         insert_slots: args.insert_slots,
+        slot_choice: args.slot_choice,
+        page_init: args.page_init,
+        eviction: args.eviction,
         sync_method: args.sync,
         ..Config::default()
     };
@@ -75,6 +111,10 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         let control = ControlFile::read(&FsStorage, &args.dir)
             .with_context(|| format!("reading the control file of {}", args.dir.display()))?;
         config.segment_size = control.segment_size.bytes();
+        config.format = control.format;
+        config.reservation = args
+            .reservation
+            .unwrap_or(ReservationKind::default_for(control.format));
         let (wal, report) = Wal::open(&args.dir, config)
             .with_context(|| format!("opening {}", args.dir.display()))?;
         eprintln!(
@@ -158,9 +198,10 @@ pub fn run(args: &WriteArgs) -> Result<()> {
     bar.finish_and_clear();
     let elapsed = started.elapsed();
     let stats = wal.stats();
+    let (format, reservation) = (wal.config().format, wal.config().reservation);
     wal.close().context("closing the log")?;
     println!(
-        "wrote {} records ({} bytes) with {} threads in {:.2?}: {:.0} records/s, {} syncs, {} writes",
+        "wrote {} records ({} bytes, {format}, {reservation} reservation) with {} threads in {:.2?}: {:.0} records/s, {} syncs, {} writes",
         stats.records,
         stats.bytes,
         threads,

@@ -1,9 +1,12 @@
 //! [`Config`]: every knob of a [`crate::Wal`], validated as a whole.
 
+use std::time::Duration;
+
 use crate::buffer::{Eviction, PageInitKind};
 use crate::format::WalFormat;
+use crate::insert::reserve::cuckoo::LinkTable;
 use crate::insert::reserve::ReservationKind;
-use crate::insert::slots::SlotChoice;
+use crate::insert::slots::{SlotChoice, MAX_ATTEMPTS};
 use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
 use crate::write::SyncMethod;
 
@@ -13,10 +16,15 @@ pub const MAX_INSERT_SLOTS: usize = 1024;
 pub const MIN_BUFFER_PAGES: u64 = 4;
 /// Most buffer memory a log may have (16 GiB).
 pub const MAX_BUFFER_BYTES: u64 = 16 << 30;
+/// Shortest and longest background-writer delay (PostgreSQL's bounds of
+/// `wal_writer_delay`).
+pub const WRITER_DELAY_RANGE: std::ops::RangeInclusive<Duration> =
+    Duration::from_millis(1)..=Duration::from_secs(10);
 
 /// How a [`crate::Wal`] is built. `Config::default()` is PostgreSQL's
 /// configuration: 16 MiB segments and buffers, 8 insertion slots,
-/// spinlock reservation, `fdatasync`.
+/// spinlock reservation, `fdatasync`, a background writer every 200 ms or
+/// 1 MiB, synchronous commit.
 ///
 /// ```
 /// use walden::{Config, SyncMethod};
@@ -40,12 +48,37 @@ pub struct Config {
     pub insert_slots: usize,
     /// How a thread picks its insertion slot.
     pub slot_choice: SlotChoice,
-    /// How space is reserved.
+    /// How space is reserved. It must suit the format: `Postgres15` needs a
+    /// design that keeps prev-links (`Spinlock`, `PrevLinkTable`,
+    /// `PrevLinkInBuffer`); `SelfLsn` and `CompactWalId` take `Unlinked`.
+    /// The default, `Spinlock`, measured fastest of the designs that keep
+    /// prev-links on the 2-core test machine (docs/reservation.md).
     pub reservation: ReservationKind,
+    /// Entries of the `PrevLinkTable` table: a power of two, at least 8 and
+    /// at least twice `insert_slots` (every reserver holds a slot, and the
+    /// table holds a link per reserver plus one). `None`: twice
+    /// `insert_slots` rounded up to a power of two, at least 16.
+    pub prev_link_table_capacity: Option<usize>,
     /// How buffer pages are initialised.
     pub page_init: PageInitKind,
     /// How much is written when a buffer page must be freed.
     pub eviction: Eviction,
+    /// With [`Eviction::Batch`], the most bytes an eviction writes beyond
+    /// the page it must free (a multiple of 8 KiB, at least one page).
+    pub eviction_chunk: u64,
+    /// How often the background writer wakes to write and flush every
+    /// finished page, 1 ms to 10 s; `None`: no background writer
+    /// (PostgreSQL: `wal_writer_delay`, the walwriter).
+    pub writer_delay: Option<Duration>,
+    /// Bytes of new WAL after which inserters wake the background writer
+    /// before its delay is up, at least 8 KiB (PostgreSQL:
+    /// `wal_writer_flush_after`).
+    pub writer_flush_after: u64,
+    /// Asynchronous commit (PostgreSQL: `synchronous_commit = off`):
+    /// [`crate::Wal::insert_and_flush`] returns once the record is inserted,
+    /// and the background writer makes it durable within `writer_delay`
+    /// plus one write and sync (see that method). Needs `writer_delay`.
+    pub async_commit: bool,
     /// How written WAL is made durable.
     pub sync_method: SyncMethod,
     /// Old segments kept for reuse by renaming after a checkpoint
@@ -62,8 +95,13 @@ impl Default for Config {
             insert_slots: 8,
             slot_choice: SlotChoice::Sticky,
             reservation: ReservationKind::Spinlock,
+            prev_link_table_capacity: None,
             page_init: PageInitKind::MappingLock,
             eviction: Eviction::OnePage,
+            eviction_chunk: 4 << 20,
+            writer_delay: Some(Duration::from_millis(200)),
+            writer_flush_after: 1 << 20,
+            async_commit: false,
             sync_method: SyncMethod::Fdatasync,
             recycle_segments: 4,
         }
@@ -84,6 +122,37 @@ pub enum ConfigError {
     /// `insert_slots` is out of range.
     #[error("insert_slots = {0}: must be between 1 and 1024")]
     InsertSlots(usize),
+    /// `eviction_chunk` is not a whole number of pages, or zero.
+    #[error("eviction_chunk = {0}: must be a positive multiple of 8192")]
+    EvictionChunk(u64),
+    /// `writer_delay` is out of range.
+    #[error("writer_delay = {0:?}: must be between 1 ms and 10 s")]
+    WriterDelay(Duration),
+    /// `writer_flush_after` is below one page.
+    #[error("writer_flush_after = {0}: must be at least 8192")]
+    WriterFlushAfter(u64),
+    /// `async_commit` without a background writer to make commits durable.
+    #[error("async_commit = true needs the background writer: writer_delay must not be None")]
+    AsyncCommitWithoutWriter,
+    /// The reservation design cannot serve the format (DESIGN.md §3).
+    #[error("reservation = {reservation} does not suit format = {format}: {}", pairing_advice(*.format))]
+    Pairing {
+        /// The format.
+        format: WalFormat,
+        /// The reservation design.
+        reservation: ReservationKind,
+    },
+    /// `slot_choice` is `Attempts(k)` with `k` out of range.
+    #[error("slot_choice = attempts:{0}: the number of slots tried must be between 1 and 1024")]
+    SlotAttempts(u32),
+    /// `prev_link_table_capacity` is too small or not a power of two.
+    #[error("prev_link_table_capacity = {capacity}: must be a power of two, at least 8 and at least twice insert_slots ({insert_slots})")]
+    PrevLinkTableCapacity {
+        /// The capacity asked for.
+        capacity: usize,
+        /// The insertion slots configured.
+        insert_slots: usize,
+    },
     /// A value on disk differs from the configured one.
     #[error("{field}: the log on disk has {on_disk}, the configuration asks for {configured}")]
     Mismatch {
@@ -107,11 +176,57 @@ impl Config {
         if !(1..=MAX_INSERT_SLOTS).contains(&self.insert_slots) {
             return Err(ConfigError::InsertSlots(self.insert_slots));
         }
+        if !self.reservation.pairs_with(self.format) {
+            return Err(ConfigError::Pairing {
+                format: self.format,
+                reservation: self.reservation,
+            });
+        }
+        if let SlotChoice::Attempts(k) = self.slot_choice {
+            if !(1..=MAX_ATTEMPTS).contains(&k) {
+                return Err(ConfigError::SlotAttempts(k));
+            }
+        }
+        if let Some(capacity) = self.prev_link_table_capacity {
+            if !LinkTable::capacity_serves(capacity, self.insert_slots) {
+                return Err(ConfigError::PrevLinkTableCapacity {
+                    capacity,
+                    insert_slots: self.insert_slots,
+                });
+            }
+        }
+        if self.eviction_chunk == 0 || self.eviction_chunk % PAGE_SIZE != 0 {
+            return Err(ConfigError::EvictionChunk(self.eviction_chunk));
+        }
+        match self.writer_delay {
+            Some(d) if !WRITER_DELAY_RANGE.contains(&d) => return Err(ConfigError::WriterDelay(d)),
+            None if self.async_commit => return Err(ConfigError::AsyncCommitWithoutWriter),
+            _ => {}
+        }
+        if self.writer_flush_after < PAGE_SIZE {
+            return Err(ConfigError::WriterFlushAfter(self.writer_flush_after));
+        }
         Ok(())
+    }
+
+    /// The `PrevLinkTable` capacity in effect: the configured one, or the
+    /// default derived from `insert_slots`.
+    pub fn link_table_capacity(&self) -> usize {
+        self.prev_link_table_capacity
+            .unwrap_or_else(|| LinkTable::capacity_for(self.insert_slots))
     }
 
     /// The validated segment size.
     pub(crate) fn segment(&self) -> Result<SegmentSize, ConfigError> {
         SegmentSize::new(self.segment_size).map_err(|e| ConfigError::SegmentSize(e.0))
+    }
+}
+
+/// What to configure instead of an impossible format/reservation pair.
+fn pairing_advice(format: WalFormat) -> &'static str {
+    if format.has_prev_link() {
+        "its records carry prev-links, so use spinlock, prev-link-table or prev-link-in-buffer"
+    } else {
+        "its records carry no prev-link, so use unlinked"
     }
 }

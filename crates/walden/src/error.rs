@@ -33,6 +33,9 @@ pub enum Error {
     /// `create` found a log already in the directory.
     #[error("\"{}\" already holds a Walden log (a control file); open it instead", .0.display())]
     AlreadyExists(PathBuf),
+    /// `create_at_segment` was asked for segment 0 or one past the LSN range.
+    #[error("cannot create a log starting in segment {0}: segment numbers start at 1 and must leave the log room below 2^64 bytes")]
+    FirstSegment(u64),
     /// A flush asked for an LSN beyond anything inserted.
     #[error("cannot flush to {requested}: the log ends at {end}")]
     FlushBeyondEnd {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use walden::{Config, Record, SyncMethod, Wal};
+use walden::{Config, Record, Stats, SyncMethod, Wal};
 
 #[test]
 fn thirty_two_committers_share_syncs() {
@@ -33,13 +33,47 @@ fn thirty_two_committers_share_syncs() {
     let after = wal.stats();
     let commits = threads * per_thread;
     let syncs = after.syncs - before.syncs;
-    println!(
-        "{commits} commits, {syncs} syncs, {} flushes covered by another's sync",
-        after.flushes_covered_by_others
-    );
+    let covered = after.flushes_covered_by_others - before.flushes_covered_by_others;
+    println!("{commits} commits, {syncs} syncs, {covered} flushes covered by another's sync");
     assert!(syncs > 0);
     assert!(
         syncs * 4 < commits,
         "{syncs} syncs for {commits} commits: no group commit"
+    );
+    check_flush_groups(&before, &after, syncs, covered);
+}
+
+/// What the flush-group counters must say about a run of committers with
+/// `Fdatasync`, between two snapshots taken with no flush in progress.
+fn check_flush_groups(before: &Stats, after: &Stats, syncs: u64, covered: u64) {
+    let groups = after.flush_groups - before.flush_groups;
+    let members = after.flush_group_members - before.flush_group_members;
+    let requests = after.flush_requests - before.flush_requests;
+    let by_size: Vec<u64> = (after.flush_group_sizes.iter())
+        .zip(before.flush_group_sizes.iter())
+        .map(|(a, b)| a - b)
+        .collect();
+    println!(
+        "{requests} flush calls in {groups} group flushes ({members} members, largest {}); \
+         groups by size (1, 2, 3-4, 5-8, ...): {by_size:?}",
+        after.largest_flush_group
+    );
+    // Every flush call was satisfied, each by exactly one group flush.
+    assert_eq!(members, requests, "flush calls served vs made");
+    // Every group flush with Fdatasync syncs at least once.
+    assert!(
+        groups > 0 && groups <= syncs,
+        "{groups} groups, {syncs} syncs"
+    );
+    assert_eq!(by_size.iter().sum::<u64>(), groups, "histogram vs groups");
+    // A group is its leader and the calls it served: each waiter covered
+    // by another's sync is a member of a group it did not lead.
+    assert!(
+        members >= groups + covered,
+        "{members} < {groups} + {covered}"
+    );
+    assert!(
+        by_size[1..].iter().sum::<u64>() > 0 && after.largest_flush_group > 1,
+        "no group flush served more than its leader"
     );
 }

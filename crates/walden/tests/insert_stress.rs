@@ -1,5 +1,6 @@
 //! Many threads on two cores: the log they produce must tile exactly, chain
-//! correctly, checksum correctly, and hold every record exactly once.
+//! correctly, checksum correctly, and hold every record exactly once, for
+//! every format with every reservation design that serves it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,16 +8,23 @@ use std::sync::Arc;
 mod support;
 
 use support::{payload, read_all};
-use walden::format::crc::record_crc;
 use walden::lsn::maxalign;
 use walden::read::{EndOfWalReason, ReadError, WalRecord};
-use walden::{Config, Lsn, Record, SyncMethod, Wal};
+use walden::{
+    Config, Eviction, Lsn, PageInitKind, Record, ReservationKind, SyncMethod, Wal, WalFormat,
+};
 
 const RMID: u8 = 200;
 
 fn run(threads: u32, per_thread: u32, config: Config) {
+    run_sized(threads, per_thread, config, 64 << 10);
+}
+
+/// [`run`] with the occasional large record up to `max_large` bytes.
+fn run_sized(threads: u32, per_thread: u32, config: Config, max_large: usize) {
     let dir = tempfile::tempdir().unwrap();
     let seg = walden::SegmentSize::new(config.segment_size).unwrap();
+    let format = config.format;
     let wal = Arc::new(Wal::create(dir.path(), config).unwrap());
     let spans: Vec<Vec<(walden::RecordSpan, usize)>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
@@ -29,9 +37,9 @@ fn run(threads: u32, per_thread: u32, config: Config) {
                             x = x
                                 .wrapping_mul(6364136223846793005)
                                 .wrapping_add(1442695040888963407);
-                            // Mostly small, now and then up to 64 KiB.
+                            // Mostly small, now and then up to `max_large`.
                             let len = if x >> 60 == 0 {
-                                (x >> 20) as usize % 65536
+                                (x >> 20) as usize % max_large
                             } else {
                                 (x >> 20) as usize % 600
                             };
@@ -63,12 +71,20 @@ fn run(threads: u32, per_thread: u32, config: Config) {
             seg.lsn_to_pos(a.lsn).unwrap() + maxalign(u64::from(a.header.tot_len)),
         );
         assert_eq!(b.lsn, next, "gap or overlap after {}", a.lsn);
-        assert_eq!(b.header.prev, a.lsn, "prev-link of {}", b.lsn);
+        if format.has_prev_link() {
+            assert_eq!(b.header.prev, a.lsn, "prev-link of {}", b.lsn);
+        }
     }
     for r in &records {
-        let mut h = r.header.encode();
-        h[20..24].fill(0);
-        assert_eq!(record_crc(&h, &r.body), r.header.crc, "CRC of {}", r.lsn);
+        let mut h = [0u8; 24];
+        format.encode_header(&r.header, r.lsn, seg, &mut h);
+        let h = &h[..format.record_header_size()];
+        assert_eq!(
+            format.record_crc(h, &r.body),
+            r.header.crc,
+            "CRC of {}",
+            r.lsn
+        );
     }
     // Every inserted record is there exactly once, byte-identical.
     let by_lsn: HashMap<Lsn, &WalRecord> = records.iter().map(|r| (r.lsn, r)).collect();
@@ -103,7 +119,8 @@ fn run(threads: u32, per_thread: u32, config: Config) {
         matches!(
             stop,
             ReadError::EndOfWal {
-                reason: EndOfWalReason::InvalidRecordLength { got: 0, .. },
+                reason: EndOfWalReason::InvalidRecordLength { got: 0, .. }
+                    | EndOfWalReason::RecordShorterThanHeader { got: 0, .. },
                 ..
             }
         ),
@@ -116,25 +133,100 @@ fn run(threads: u32, per_thread: u32, config: Config) {
     );
 }
 
-#[test]
-fn many_threads_tile_the_log_exactly() {
-    let config = Config {
+/// What every scenario runs with: 1 MiB segments, a ring of `buffers`
+/// bytes, no syncing.
+fn base(format: WalFormat, reservation: ReservationKind, buffers: u64) -> Config {
+    Config {
+        format,
+        reservation,
         segment_size: 1 << 20,
-        buffers: 256 << 10,
+        buffers,
         sync_method: SyncMethod::None,
         ..Config::default()
-    };
-    run(256, 24, config);
+    }
 }
 
-#[test]
-fn one_slot_and_a_tiny_ring() {
+/// `config` with cooperative page initialisation and batch eviction.
+fn cooperative_batch(config: Config) -> Config {
+    Config {
+        page_init: PageInitKind::Cooperative,
+        eviction: Eviction::Batch,
+        ..config
+    }
+}
+
+/// 256 threads, 8 slots, a 32-page ring.
+fn many_threads(format: WalFormat, reservation: ReservationKind) {
+    run(256, 24, base(format, reservation, 256 << 10));
+}
+
+/// One slot and a 4-page ring: records of up to 64 KiB are twice the ring.
+fn one_slot_and_a_tiny_ring(format: WalFormat, reservation: ReservationKind) {
     let config = Config {
-        segment_size: 1 << 20,
-        buffers: 32 << 10,
         insert_slots: 1,
-        sync_method: SyncMethod::None,
-        ..Config::default()
+        ..base(format, reservation, 32 << 10)
     };
     run(64, 16, config);
 }
+
+/// A tiny ring shared by many slots: records larger than the ring meet
+/// inserters waiting for their prev-link.
+fn many_slots_and_a_tiny_ring(format: WalFormat, reservation: ReservationKind) {
+    let config = Config {
+        insert_slots: 64,
+        ..base(format, reservation, 32 << 10)
+    };
+    run(128, 12, config);
+}
+
+/// `many_threads` with cooperative page initialisation and batch eviction.
+fn cooperative_batch_many_threads(format: WalFormat, reservation: ReservationKind) {
+    run(
+        256,
+        24,
+        cooperative_batch(base(format, reservation, 256 << 10)),
+    );
+}
+
+/// Cooperative page initialisation and batch eviction on a 4-page ring,
+/// with records up to 4× the ring: inserters claim pages past others'
+/// unfinished records and evict pages they filled themselves.
+fn cooperative_batch_tiny_ring(format: WalFormat, reservation: ReservationKind) {
+    let buffers = 32 << 10;
+    let config = Config {
+        insert_slots: 8,
+        ..base(format, reservation, buffers)
+    };
+    run_sized(64, 16, cooperative_batch(config), 4 * buffers as usize);
+}
+
+/// One test per scenario and (format, reservation) pair that applies.
+macro_rules! for_every_pair {
+    (@tests $scenario:ident: $($test:ident: $format:ident, $reservation:ident;)*) => {
+        $(#[test]
+        fn $test() {
+            super::$scenario(WalFormat::$format, ReservationKind::$reservation);
+        })*
+    };
+    ($($scenario:ident),* $(,)?) => {
+        $(mod $scenario {
+            use super::*;
+
+            for_every_pair!(@tests $scenario:
+                postgres15_spinlock: Postgres15, Spinlock;
+                postgres15_prev_link_table: Postgres15, PrevLinkTable;
+                postgres15_prev_link_in_buffer: Postgres15, PrevLinkInBuffer;
+                self_lsn_unlinked: SelfLsn, Unlinked;
+                compact_wal_id_unlinked: CompactWalId, Unlinked;
+            );
+        })*
+    };
+}
+
+for_every_pair!(
+    many_threads,
+    one_slot_and_a_tiny_ring,
+    many_slots_and_a_tiny_ring,
+    cooperative_batch_many_threads,
+    cooperative_batch_tiny_ring,
+);

@@ -82,7 +82,14 @@ fn a_record_cut_off_at_a_page_boundary_is_overwritten() {
     let d = dir.path().to_str().unwrap();
     let first = records[0].lsn.to_string();
     let end = records.last().unwrap().end.to_string();
-    let out = walden_testkit::run_pg_waldump(["-p", d, "-s", &first, "-e", &end]).unwrap();
+    // The first and last segments are named: without them pg_waldump takes
+    // the segment size from whichever file `readdir` lists first, and a
+    // zero-filled one prepared ahead of need has none.
+    let first_seg = seg.file_name(1, seg.segno(records[0].lsn));
+    let last_seg = seg.file_name(1, seg.segno(Lsn(records.last().unwrap().end.0 - 1)));
+    let out =
+        walden_testkit::run_pg_waldump(["-p", d, "-s", &first, "-e", &end, &first_seg, &last_seg])
+            .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

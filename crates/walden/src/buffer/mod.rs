@@ -1,13 +1,18 @@
 //! The WAL buffer ring, how its pages get initialised, and how much is
 //! written out when an inserter needs a slot whose page is still unwritten.
 
+mod cooperative;
+mod eviction;
 mod mapping_lock;
 mod ring;
 
+pub use cooperative::CooperativeInit;
+pub use eviction::Eviction;
 pub use mapping_lock::MappingLockInit;
 pub use ring::{BufferRing, PageIdentity};
 
 use crate::lsn::Lsn;
+use crate::names::named_enum;
 
 /// Which page-initialisation design to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -16,22 +21,37 @@ pub enum PageInitKind {
     /// (PostgreSQL master: `WALBufMappingLock`).
     #[default]
     MappingLock,
+    /// No lock: inserters claim the pages to initialise by CAS, publish
+    /// them, and advance the initialised prefix together (seed 000, as
+    /// PostgreSQL committed it in `bc22dc0e0d`); see [`CooperativeInit`].
+    Cooperative,
 }
 
-/// How much to write when an inserter needs a slot whose page is unwritten.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Eviction {
-    /// Write only what must be freed: up to the end of that one page
-    /// (PostgreSQL master's `AdvanceXLInsertBuffer`).
-    #[default]
-    OnePage,
+impl PageInitKind {
+    /// Every design, for command-line help and benchmarks.
+    pub const ALL: [PageInitKind; 2] = [PageInitKind::MappingLock, PageInitKind::Cooperative];
+
+    /// The design's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PageInitKind::MappingLock => "mapping-lock",
+            PageInitKind::Cooperative => "cooperative",
+        }
+    }
 }
+
+named_enum!(PageInitKind, "page initialisation");
 
 /// The page-initialisation strategy in use.
+// One per log: the cache-padded counters of the cooperative design make it
+// large, and boxing would only add a pointer chase on a page miss.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum PageInit {
     /// See [`PageInitKind::MappingLock`].
     MappingLock(MappingLockInit),
+    /// See [`PageInitKind::Cooperative`].
+    Cooperative(CooperativeInit),
 }
 
 impl PageInit {
@@ -42,6 +62,9 @@ impl PageInit {
             PageInitKind::MappingLock => {
                 PageInit::MappingLock(MappingLockInit::new(initialized_upto))
             }
+            PageInitKind::Cooperative => {
+                PageInit::Cooperative(CooperativeInit::new(initialized_upto))
+            }
         }
     }
 
@@ -51,7 +74,13 @@ impl PageInit {
     /// not written yet, `evict(end of that page)` must write it out.
     ///
     /// The caller has advertised its progress on its insertion slot first,
-    /// so that `evict` does not wait for the caller itself.
+    /// so that `evict` does not wait for the caller itself. `evict` fails
+    /// only once the log is poisoned, after which nothing is written out
+    /// again; its error is returned.
+    ///
+    /// Called inside the insert path's critical section: nothing here
+    /// unwinds (a panic there aborts the process), and every wait ends only
+    /// when its condition holds.
     pub fn ensure<E>(
         &self,
         ring: &BufferRing,
@@ -61,6 +90,7 @@ impl PageInit {
     ) -> Result<(), E> {
         match self {
             PageInit::MappingLock(m) => m.ensure(ring, page_start, written, evict),
+            PageInit::Cooperative(c) => c.ensure(ring, page_start, written, evict),
         }
     }
 }

@@ -21,9 +21,10 @@
 use std::ptr::NonNull;
 
 use crate::format::page::{
-    LongPageHeader, PageHeader, PG15_PAGE_MAGIC, XLP_BKP_REMOVABLE, XLP_FIRST_IS_CONTRECORD,
-    XLP_LONG_HEADER,
+    LongPageHeader, PageHeader, XLP_BKP_REMOVABLE, XLP_FIRST_IS_CONTRECORD, XLP_LONG_HEADER,
 };
+use crate::format::WalFormat;
+use crate::insert::reserve::prev_link_in_buffer::LinkCell;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::sync::{AtomicU64, Ordering};
 
@@ -31,6 +32,8 @@ use crate::sync::{AtomicU64, Ordering};
 const XLP_INFO_OFFSET: usize = 2;
 /// Byte offset of `xlp_rem_len` in a page header.
 const XLP_REM_LEN_OFFSET: usize = 16;
+/// 8-byte words per page.
+const WORDS_PER_PAGE: usize = PAGE_SIZE as usize / 8;
 
 /// What every page header of this log carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +42,8 @@ pub struct PageIdentity {
     pub timeline: u32,
     /// System identifier written into long headers.
     pub system_id: u64,
+    /// The log's format: its page magic, and what else it puts in headers.
+    pub format: WalFormat,
 }
 
 /// See the module docs.
@@ -59,15 +64,19 @@ unsafe impl Sync for BufferRing {}
 
 impl BufferRing {
     /// A ring of `pages` pages (at least 2), pre-faulted so that first
-    /// touches never happen on the insert path.
+    /// touches never happen on the insert path. The memory is 8-aligned
+    /// (allocated as words), so 8-aligned fields can be accessed atomically.
     pub fn new(pages: usize, seg: SegmentSize, id: PageIdentity) -> Self {
         let pages = pages.max(2);
-        let mem: Box<[u8]> = vec![0u8; pages * PAGE_SIZE as usize].into_boxed_slice();
+        let mem: Box<[u64]> = vec![0u64; pages * WORDS_PER_PAGE].into_boxed_slice();
         let base = NonNull::from(Box::leak(mem)).cast::<u8>();
-        for p in 0..pages {
+        // One store per 4 KiB, the smallest page the OS maps: an 8 KiB WAL
+        // page spans two of them.
+        const OS_PAGE: usize = 4096;
+        for offset in (0..pages * PAGE_SIZE as usize).step_by(OS_PAGE) {
             // SAFETY: in bounds; the ring is not shared yet. Volatile so the
             // pre-faulting store is not optimised away.
-            unsafe { base.as_ptr().add(p * PAGE_SIZE as usize).write_volatile(0) };
+            unsafe { base.as_ptr().add(offset).write_volatile(0) };
         }
         BufferRing {
             base,
@@ -131,7 +140,7 @@ impl BufferRing {
         self.page_end[slot].store(0, Ordering::Relaxed);
         let first_in_segment = self.seg.offset(page_start) == 0;
         let header = PageHeader {
-            magic: PG15_PAGE_MAGIC,
+            magic: self.id.format.page_magic(),
             info: XLP_BKP_REMOVABLE
                 | extra_flags
                 | if first_in_segment { XLP_LONG_HEADER } else { 0 },
@@ -149,6 +158,7 @@ impl BufferRing {
             unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
         page.fill(0);
         header.encode(page);
+        self.id.format.stamp_page_header(page, page_start, self.seg);
         // Release: publishes the zeroed page and header to inserters.
         self.page_end[slot].store(page_start.0 + PAGE_SIZE, Ordering::Release);
     }
@@ -203,6 +213,31 @@ impl BufferRing {
         }
     }
 
+    /// The 8-byte prev-link field at `at` as two 32-bit atomics (the
+    /// prev-link handoff of [`crate::insert::reserve::prev_link_in_buffer`]).
+    /// Std's atomics even under loom: loom cannot model atomics over plain
+    /// memory, and its models of the handoff use their own cells.
+    ///
+    /// # Safety
+    /// The page is initialised, `at` is 8-aligned, and every other access
+    /// to these 8 bytes (the page's zeroing, the record's copy, the writer's
+    /// read) is ordered with these atomics by happens-before: the field is
+    /// inside the reservation of the record it belongs to, whose inserter
+    /// copies over it only after reading it, before releasing its slot.
+    pub unsafe fn link_cell(&self, at: Lsn) -> LinkCell<'_, std::sync::atomic::AtomicU32> {
+        debug_assert_eq!(at.0 % 8, 0);
+        let p = self.ptr(at).cast::<u32>();
+        // SAFETY: 8-aligned (ring memory is word-aligned and `at` is
+        // 8-aligned), in bounds (a page holds whole 8-byte fields), and
+        // accessed as the contract says.
+        unsafe {
+            LinkCell::new(
+                std::sync::atomic::AtomicU32::from_ptr(p),
+                std::sync::atomic::AtomicU32::from_ptr(p.add(1)),
+            )
+        }
+    }
+
     /// Zeroes the short header of the page at `page_start`, leaving the
     /// page all zeros (the pages a switch record swallows, as PostgreSQL 15
     /// writes them).
@@ -242,8 +277,9 @@ impl BufferRing {
 
 impl Drop for BufferRing {
     fn drop(&mut self) {
-        let len = self.pages * PAGE_SIZE as usize;
-        // SAFETY: `base` came from Box::leak of a boxed slice of this length.
-        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.base.as_ptr(), len)) });
+        let words = self.pages * WORDS_PER_PAGE;
+        let base = self.base.as_ptr().cast::<u64>();
+        // SAFETY: `base` came from Box::leak of a boxed word slice of this length.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, words)) });
     }
 }

@@ -8,24 +8,41 @@
 //! - [`body`]: block references, origin, top-level xid and main data;
 //! - [`rmgr`]: resource manager ids and record-type names;
 //! - [`message`]: logical messages, checkpoints, switch, commit, and
-//!   pg_waldump-style descriptions.
+//!   pg_waldump-style descriptions;
+//! - `layout`: what differs between the [`WalFormat`]s (record header
+//!   size and link field, page magic), with [`self_lsn`] and [`compact`]
+//!   holding the two non-PostgreSQL formats' constants.
 
 pub mod body;
+pub mod compact;
 pub mod crc;
+mod layout;
 pub(crate) mod le;
 pub mod message;
 pub mod page;
 pub mod record;
 pub mod rmgr;
+pub mod self_lsn;
+
+pub use layout::RecordLink;
 
 /// The on-disk record format of a Walden log.
 ///
 /// `Postgres15` is byte-compatible with PostgreSQL 15 (records carry
 /// `xl_prev`, the start LSN of the previous record). The other formats come
-/// with the lock-free reservation designs that need no prev-link.
+/// with the lock-free reservation that needs no prev-link
+/// ([`crate::ReservationKind::Unlinked`]); what differs between formats is
+/// defined in one place (the `impl` in `layout.rs`), used by the writer and
+/// the reader alike.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WalFormat {
     /// PostgreSQL 15's format: `pg_waldump` reads it.
     #[default]
     Postgres15,
+    /// PostgreSQL 15's layout with the record's own start LSN where
+    /// `xl_prev` was, and its own page magic ([`self_lsn`]).
+    SelfLsn,
+    /// Seed 001's 16-byte header with a 2-byte segment id instead of
+    /// `xl_prev`, the id also in every page header ([`compact`]).
+    CompactWalId,
 }

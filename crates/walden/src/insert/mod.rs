@@ -14,11 +14,13 @@ use std::cell::RefCell;
 
 use crate::error::Error;
 use crate::format::crc;
-use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
+use crate::format::record::RecordHeader;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
 use crate::lsn::{maxalign, Lsn, PAGE_SIZE};
 use crate::record::Record;
 use crate::wal::Shared;
+use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
+use reserve::{PrevLink, Reservation, ReservationKind};
 use slots::InsertionProgress;
 
 /// Encode buffers above this size are not kept between inserts.
@@ -57,12 +59,13 @@ impl Shared {
     pub(crate) fn insert(&self, rec: &Record) -> Result<RecordSpan, Error> {
         rec.validate()?;
         self.writer.check()?;
+        let header_size = self.config.format.record_header_size();
         ENCODE_BUFFER.with(|cell| {
             let mut buf = cell.borrow_mut();
             buf.clear();
-            buf.resize(RECORD_HEADER_SIZE, 0);
+            buf.resize(header_size, 0);
             rec.encode_body(&mut buf);
-            let body_crc = crc::body_crc(&buf[RECORD_HEADER_SIZE..]);
+            let body_crc = crc::body_crc(&buf[header_size..]);
             let size = maxalign(buf.len() as u64);
             let header = RecordHeader {
                 tot_len: buf.len() as u32,
@@ -76,20 +79,9 @@ impl Shared {
                 let _critical = CriticalSection;
                 let slot = self.slots.acquire(self.config.slot_choice);
                 let r = self.reserver.reserve(size);
-                finish_header(
-                    &mut buf,
-                    RecordHeader {
-                        prev: r.prev,
-                        ..header
-                    },
-                    body_crc,
-                );
-                let copied = self.copy_record(&buf, r.start, &slot);
+                let placed = self.place_record(&mut buf, header, body_crc, r, &slot);
                 slot.count_record(size);
-                copied.map(|()| RecordSpan {
-                    start: self.seg.pos_to_start_lsn(r.start),
-                    end: self.seg.pos_to_end_lsn(r.end),
-                })
+                placed
             };
             if buf.capacity() > KEEP_ENCODE_BUFFER {
                 *buf = Vec::new();
@@ -98,31 +90,120 @@ impl Shared {
         })
     }
 
+    /// Fills the reservation `r` with the encoded record in `buf` whose
+    /// header is still to be finished: gets the prev-link, seals the header
+    /// in the log's format, copies the record in, and, with
+    /// `PrevLinkInBuffer`, writes the next record's prev-link into the
+    /// buffer (before the copy, or after it for a record about the ring's
+    /// size; see [`reserve::prev_link_in_buffer`]).
+    fn place_record(
+        &self,
+        buf: &mut [u8],
+        header: RecordHeader,
+        body_crc: u32,
+        r: Reservation,
+        progress: &impl InsertionProgress,
+    ) -> Result<RecordSpan, Error> {
+        let span = RecordSpan {
+            start: self.seg.pos_to_start_lsn(r.start),
+            end: self.seg.pos_to_end_lsn(r.end),
+        };
+        let links_in_buffer = self.reserver.kind() == ReservationKind::PrevLinkInBuffer;
+        let after_copy =
+            links_in_buffer && publish_after_copy(self.seg, self.ring.bytes(), span.start, r.end);
+        if links_in_buffer && !after_copy {
+            self.publish_next_link(&r, self.advertisement(span.start), progress)?;
+        }
+        let prev = self.prev_link(&r, span.start, progress)?;
+        let header = RecordHeader { prev, ..header };
+        let format = self.config.format;
+        format.seal_header(&header, span.start, self.seg, body_crc, buf);
+        self.copy_record(buf, r.start, progress)?;
+        if after_copy {
+            self.publish_next_link(&r, self.advertisement(span.end), progress)?;
+        }
+        Ok(span)
+    }
+
+    /// The prev-link of the record reserved as `r`, starting at `start`;
+    /// with `PrevLinkInBuffer`, waits for the previous inserter to write it
+    /// into the buffer, having first advertised our start so that nothing
+    /// it needs to evict waits for us (PostgreSQL with seed 003's 0001:
+    /// `GetPrevRecPtr`). Fails if the log is poisoned meanwhile.
+    fn prev_link(
+        &self,
+        r: &Reservation,
+        start: Lsn,
+        progress: &impl InsertionProgress,
+    ) -> Result<Lsn, Error> {
+        match r.prev {
+            PrevLink::Known(prev) => Ok(prev),
+            PrevLink::NotKept => Ok(Lsn::INVALID),
+            PrevLink::InBuffer => {
+                let field = link_lsn(self.seg, r.start);
+                let advertised = self.advertisement(start);
+                progress.advertise(advertised);
+                self.map_page(field.page_start(), advertised, progress)?;
+                // SAFETY: the page is initialised (map_page) and held in the
+                // ring while we advertise our start; the field is in our own
+                // reservation, 8-aligned, and we copy over it only after
+                // reading it here.
+                let cell = unsafe { self.ring.link_cell(field) };
+                Ok(cell.wait(|| self.writer.check())?)
+            }
+        }
+    }
+
+    /// `PrevLinkInBuffer`: writes our start as the prev-link of the record
+    /// that follows the reservation `r`, at its `xl_prev` field, after
+    /// advertising `advertised` (our start, or our end once our record is
+    /// copied) so that mapping that page never waits for us
+    /// (PostgreSQL with seed 003's 0001: `SetPrevRecPtr`).
+    fn publish_next_link(
+        &self,
+        r: &Reservation,
+        advertised: Lsn,
+        progress: &impl InsertionProgress,
+    ) -> Result<(), Error> {
+        let field = link_lsn(self.seg, r.end);
+        progress.advertise(advertised);
+        self.map_page(field.page_start(), advertised, progress)?;
+        // SAFETY: the page is initialised (map_page) and cannot be written
+        // out or re-initialised before the next record's inserter, whose
+        // reservation holds the field, has read it and copied its record.
+        let cell = unsafe { self.ring.link_cell(field) };
+        cell.publish(self.seg.pos_to_start_lsn(r.start));
+        Ok(())
+    }
+
     /// Inserts an `XLOG_SWITCH` record and swallows the rest of its segment;
     /// returns the end (a segment boundary), or `None` when the log already
     /// ends on a segment boundary (PostgreSQL: `RequestXLogSwitch`).
     pub(crate) fn switch(&self) -> Result<Option<RecordSpan>, Error> {
         self.writer.check()?;
+        let format = self.config.format;
+        let header_size = format.record_header_size();
         let _critical = CriticalSection;
         let all = self.slots.acquire_all();
-        let Some(r) = self.reserver.reserve_switch(RECORD_HEADER_SIZE as u64) else {
+        let Some(r) = self.reserver.reserve_switch(header_size as u64) else {
             return Ok(None);
         };
-        let mut buf = vec![0u8; RECORD_HEADER_SIZE];
+        let start = self.seg.pos_to_start_lsn(r.start);
         let header = RecordHeader {
-            tot_len: RECORD_HEADER_SIZE as u32,
+            tot_len: header_size as u32,
             xid: 0,
-            prev: r.prev,
+            prev: self.prev_link(&r, start, &all)?,
             info: XLOG_SWITCH,
             rmid: RM_XLOG_ID,
             crc: 0,
         };
-        finish_header(&mut buf, header, crc::body_crc(&[]));
+        let mut buf = vec![0u8; header_size];
+        format.seal_header(&header, start, self.seg, crc::body_crc(&[]), &mut buf);
         self.copy_record(&buf, r.start, &all)?;
         // The rest of the segment belongs to the switch record: every page
         // after the record's last one goes out all zeros, header included,
         // as PostgreSQL 15 writes it.
-        let record_end = self.seg.pos_to_end_lsn(r.start + RECORD_HEADER_SIZE as u64);
+        let record_end = self.seg.pos_to_end_lsn(r.start + header_size as u64);
         let seg_end = self.seg.pos_to_end_lsn(r.end);
         let mut page = Lsn(record_end.0.next_multiple_of(PAGE_SIZE));
         while page < seg_end {
@@ -132,9 +213,14 @@ impl Shared {
             unsafe { self.ring.zero_header(page) };
             page = Lsn(page.0 + PAGE_SIZE);
         }
+        if self.reserver.kind() == ReservationKind::PrevLinkInBuffer {
+            // In order, after the zero pages: nobody waits while we hold
+            // every slot, and the field is a whole segment ahead.
+            self.publish_next_link(&r, seg_end, &all)?;
+        }
         all.count_record(r.end - r.start);
         Ok(Some(RecordSpan {
-            start: self.seg.pos_to_start_lsn(r.start),
+            start,
             end: seg_end,
         }))
     }
@@ -152,7 +238,7 @@ impl Shared {
         let mut continued = false;
         loop {
             let page = at.page_start();
-            self.map_page(page, at, progress)?;
+            self.map_page(page, self.advertisement(at), progress)?;
             if continued {
                 // SAFETY: the page is initialised and our record covers its start.
                 unsafe { self.ring.set_contrecord(page, rest.len() as u32) };
@@ -170,20 +256,31 @@ impl Shared {
         }
     }
 
-    /// Makes sure the page at `page` is initialised in the ring before we
-    /// copy to `at` in it (PostgreSQL: `GetXLogBuffer`). If it is not, first
-    /// advertise our progress — the page start when `at` is just past its
-    /// header, which we may still have to write — then initialise it,
-    /// writing out old pages if needed.
-    fn map_page(&self, page: Lsn, at: Lsn, progress: &impl InsertionProgress) -> Result<(), Error> {
-        if self.ring.holds(page) {
-            return Ok(());
-        }
-        let advertised = if at.page_offset() <= self.seg.page_header_size(page) {
+    /// What an inserter about to write at `at` may advertise: `at`, or the
+    /// page start when `at` is just past its page's header, which may not
+    /// be written yet.
+    fn advertisement(&self, at: Lsn) -> Lsn {
+        let page = at.page_start();
+        if at.page_offset() <= self.seg.page_header_size(page) {
             page
         } else {
             at
-        };
+        }
+    }
+
+    /// Makes sure the page at `page` is initialised in the ring before we
+    /// write to it (PostgreSQL: `GetXLogBuffer`). If it is not, first
+    /// advertise our progress, `advertised` (see [`Self::advertisement`]),
+    /// then initialise it, writing out old pages if needed.
+    fn map_page(
+        &self,
+        page: Lsn,
+        advertised: Lsn,
+        progress: &impl InsertionProgress,
+    ) -> Result<(), Error> {
+        if self.ring.holds(page) {
+            return Ok(());
+        }
         progress.advertise(advertised);
         self.init.ensure(
             &self.ring,
@@ -200,17 +297,17 @@ impl Shared {
         let finished = self
             .slots
             .wait_for_inserts(occupant_end, self.reserved_end());
-        let target = occupant_end.min(finished);
+        let written = self.writer.written();
+        let segment_end = self.seg.segment_start(self.seg.segno(written) + 1);
+        let run_end = self.ring.contiguous_end(written).min(segment_end);
+        let target = self.config.eviction.target(
+            occupant_end,
+            finished,
+            run_end,
+            self.config.eviction_chunk,
+        );
         self.writer
             .write(&self.ring, &self.segments, target, false, || target)?;
         Ok(())
     }
-}
-
-/// Fills in the header of an encoded record, CRC included.
-fn finish_header(buf: &mut [u8], header: RecordHeader, body_crc: u32) {
-    let mut bytes = header.encode();
-    let crc = crc::finish_record_crc(body_crc, &bytes);
-    bytes[20..24].copy_from_slice(&crc.to_le_bytes());
-    buf[..RECORD_HEADER_SIZE].copy_from_slice(&bytes);
 }

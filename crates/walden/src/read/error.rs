@@ -24,6 +24,17 @@ pub enum EndOfWalReason {
         /// Its `xl_tot_len`.
         got: u32,
     },
+    /// `xl_tot_len` below the header size of a format whose header is not
+    /// 24 bytes (`CompactWalId`); `got: 0` is the usual end of WAL there.
+    #[error("invalid record length at {at}: wanted {wanted}, got {got}")]
+    RecordShorterThanHeader {
+        /// The record's LSN.
+        at: Lsn,
+        /// Its `xl_tot_len`.
+        got: u32,
+        /// The format's record header size.
+        wanted: u32,
+    },
     /// `xl_tot_len` above [`MAX_RECORD_LEN`](super::MAX_RECORD_LEN).
     #[error("record length {len} at {at} too long")]
     RecordTooLong {
@@ -130,6 +141,39 @@ pub enum EndOfWalReason {
         /// The record's LSN.
         at: Lsn,
     },
+    /// A `SelfLsn` record whose self-LSN is not where it was read: a stale
+    /// record, typically from a recycled segment.
+    #[error("record with incorrect self-LSN {found} at {at}")]
+    BadSelfLsn {
+        /// The self-LSN found.
+        found: Lsn,
+        /// The record's LSN.
+        at: Lsn,
+    },
+    /// A `CompactWalId` record whose `xl_walid` is not its segment's id.
+    #[error("record with incorrect WAL id {found:04X} (segment id {expected:04X}) at {at}")]
+    BadWalId {
+        /// The id found.
+        found: u16,
+        /// The low 16 bits of the record's segment number.
+        expected: u16,
+        /// The record's LSN.
+        at: Lsn,
+    },
+    /// A `CompactWalId` page whose header id is not its segment's.
+    #[error("unexpected WAL id {found:04X} (segment id {expected:04X}) in log segment {segment}, offset {offset}")]
+    BadPageWalId {
+        /// The id found.
+        found: u16,
+        /// The low 16 bits of the page's segment number.
+        expected: u16,
+        /// The segment file's name.
+        segment: String,
+        /// The page's offset in the file.
+        offset: u64,
+        /// The page's LSN.
+        page: Lsn,
+    },
     /// A page a record continues onto lacks `XLP_FIRST_IS_CONTRECORD`.
     #[error("there is no contrecord flag at {at}")]
     MissingContrecordFlag {
@@ -201,6 +245,9 @@ impl EndOfWalReason {
         use EndOfWalReason::*;
         Some(match self {
             InvalidRecordLength { at, .. }
+            | RecordShorterThanHeader { at, .. }
+            | BadSelfLsn { at, .. }
+            | BadWalId { at, .. }
             | RecordTooLong { at, .. }
             | InvalidRecordOffset { at }
             | ContrecordRequested { at }
@@ -215,6 +262,7 @@ impl EndOfWalReason {
             | WrongSegmentSize { page, .. }
             | WrongBlcksz { page, .. }
             | UnexpectedPageAddr { page, .. }
+            | BadPageWalId { page, .. }
             | TimelineOutOfSequence { page, .. }
             | TruncatedSegment { page, .. } => *page,
             MissingSegment { segment_start, .. } => *segment_start,

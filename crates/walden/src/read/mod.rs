@@ -3,6 +3,8 @@
 //! semantics and pg_waldump's error wording.
 //!
 //! - [`source`]: where segment bytes come from ([`SegmentSource`], [`DirSource`]);
+//! - `storage_source`: [`StorageSource`], segment files read through a
+//!   [`Storage`](crate::segment::Storage), as the engine reads its own log;
 //! - `pages`: page fetching within the end limit and page header validation;
 //! - `validate`: the format-specific checks (page header, record header, prev-link);
 //! - `reader`: [`WalReader`], the record state machine;
@@ -12,6 +14,7 @@ mod error;
 mod pages;
 mod reader;
 pub mod source;
+mod storage_source;
 mod validate;
 
 use std::borrow::Cow;
@@ -19,11 +22,12 @@ use std::borrow::Cow;
 pub use error::{EndOfWalReason, ReadError};
 pub use reader::WalReader;
 pub use source::{DirSource, SegmentSource, SourceError};
+pub use storage_source::StorageSource;
 pub use validate::MAX_RECORD_LEN;
 
 use crate::format::body::{Body, BodyError};
 use crate::format::message::{describe_block_refs, describe_with_origin};
-use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
+use crate::format::record::RecordHeader;
 use crate::format::rmgr::{record_type_label, rmgr_name};
 use crate::lsn::{Lsn, TimeLineId};
 
@@ -62,7 +66,7 @@ pub struct WalRecord {
     pub end: Lsn,
     /// Its header.
     pub header: RecordHeader,
-    /// The bytes after the 24-byte header (`xl_tot_len - 24` of them).
+    /// The bytes after the record header (24 bytes; 16 in `CompactWalId`).
     pub body: Vec<u8>,
 }
 
@@ -107,6 +111,6 @@ impl WalRecord {
 
     /// The record's total length (`xl_tot_len`).
     pub fn tot_len(&self) -> u32 {
-        (self.body.len() + RECORD_HEADER_SIZE) as u32
+        self.header.tot_len
     }
 }

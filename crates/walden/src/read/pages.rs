@@ -10,6 +10,7 @@ use super::error::EndOfWalReason;
 use super::source::{SegmentSource, SourceError};
 use super::validate::{check_page_header, LatestPage};
 use crate::format::page::PageHeader;
+use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, TimeLineId, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 
 /// Why a page (and so a record) could not be read.
@@ -49,10 +50,18 @@ pub(super) struct PageReader {
     /// The segment whose first page was validated last (PostgreSQL: `seg.ws_segno`).
     entered_segment: Option<u64>,
     latest: LatestPage,
+    /// The format pages must have: given, or set by the first valid page.
+    format: Option<WalFormat>,
 }
 
 impl PageReader {
-    pub(super) fn new(source: Box<dyn SegmentSource>, tli: TimeLineId, end: Option<Lsn>) -> Self {
+    /// Pages of `format`, or of the format of the first valid page if `None`.
+    pub(super) fn new(
+        source: Box<dyn SegmentSource>,
+        tli: TimeLineId,
+        end: Option<Lsn>,
+        format: Option<WalFormat>,
+    ) -> Self {
         let seg = source.segment_size();
         PageReader {
             source,
@@ -63,7 +72,13 @@ impl PageReader {
             loaded: None,
             entered_segment: None,
             latest: LatestPage::default(),
+            format,
         }
+    }
+
+    /// The format of the pages, once known (given, or after a first valid page).
+    pub(super) fn format(&self) -> Option<WalFormat> {
+        self.format
     }
 
     pub(super) fn segment_size(&self) -> SegmentSize {
@@ -106,7 +121,15 @@ impl PageReader {
             len = self.read(page, header_size)?;
         }
         let header = PageHeader::decode(&self.buf[..len]).ok_or(Halt::EndLimit)?;
-        check_page_header(&header, page, self.seg, self.tli, &mut self.latest)?;
+        check_page_header(
+            &header,
+            &self.buf[..len],
+            page,
+            self.seg,
+            self.tli,
+            &mut self.latest,
+            &mut self.format,
+        )?;
         self.loaded = Some(Loaded { page, len, header });
         Ok(header)
     }

@@ -3,17 +3,19 @@
 //! `XLogDecodeNextRecord`).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::error::{EndOfWalReason, ReadError};
 use super::pages::{Halt, PageReader};
 use super::source::{DirSource, SegmentSource};
-use super::validate::{check_record_header, PrevLink};
+use super::validate::{check_record_header, too_short, PrevLink};
 use super::{ReaderOptions, WalRecord};
 use crate::format::body::Body;
-use crate::format::crc;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK};
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
+use crate::format::{RecordLink, WalFormat};
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
+use crate::segment::{ControlFile, FsStorage, Storage};
 
 const PAGE: usize = PAGE_SIZE as usize;
 /// Most bytes reserved for a record before its bytes have arrived.
@@ -45,23 +47,30 @@ enum Attempt {
 
 /// A record being put together from pages: header bytes first, then body.
 struct Assembly {
+    format: WalFormat,
+    /// The header's bytes; the first `format.record_header_size()` are used.
     header: [u8; RECORD_HEADER_SIZE],
     header_len: usize,
     body: Vec<u8>,
 }
 
 impl Assembly {
-    fn new(tot_len: u32) -> Self {
-        let body_len = (tot_len as usize).saturating_sub(RECORD_HEADER_SIZE);
+    fn new(format: WalFormat, tot_len: u32) -> Self {
+        let body_len = (tot_len as usize).saturating_sub(format.record_header_size());
         Assembly {
+            format,
             header: [0; RECORD_HEADER_SIZE],
             header_len: 0,
             body: Vec::with_capacity(body_len.min(INITIAL_RECORD_CAPACITY)),
         }
     }
 
+    fn header_size(&self) -> usize {
+        self.format.record_header_size()
+    }
+
     fn push(&mut self, bytes: &[u8]) {
-        let n = (RECORD_HEADER_SIZE - self.header_len).min(bytes.len());
+        let n = (self.header_size() - self.header_len).min(bytes.len());
         self.header[self.header_len..self.header_len + n].copy_from_slice(&bytes[..n]);
         self.header_len += n;
         self.body.extend_from_slice(&bytes[n..]);
@@ -71,13 +80,21 @@ impl Assembly {
         self.header_len + self.body.len()
     }
 
-    fn header(&self) -> Option<RecordHeader> {
-        (self.header_len == RECORD_HEADER_SIZE).then(|| RecordHeader::decode(&self.header))
+    fn header(&self) -> Option<(RecordHeader, RecordLink)> {
+        if self.header_len == self.header_size() {
+            self.format.decode_header(&self.header)
+        } else {
+            None
+        }
     }
 }
 
 /// Reads and validates WAL records in LSN order, as PostgreSQL's xlogreader
 /// does for pg_waldump.
+///
+/// Every format is read: the control file in the directory, if any, says
+/// which; otherwise the first valid page's magic does, and every later page
+/// must carry the same.
 ///
 /// The first call of [`next_record`](Self::next_record) searches for the
 /// first record at or after the start: it skips a continuation at the start
@@ -103,10 +120,27 @@ pub struct WalReader {
 impl WalReader {
     /// Opens the WAL in `dir` (or `dir/pg_wal`, like `pg_waldump -p`). The
     /// segment size comes from the long header of the lowest-named segment
-    /// file. Without a start, reading starts at the first byte of the
-    /// timeline's lowest-numbered segment, skipping a leading continuation.
+    /// file; the format from the directory's control file if it has a
+    /// readable one, else from the first page's magic. Without a start,
+    /// reading starts at the first byte of the timeline's lowest-numbered
+    /// segment, skipping a leading continuation.
     pub fn open(dir: impl AsRef<Path>, opts: ReaderOptions) -> Result<WalReader, ReadError> {
-        let source = DirSource::open(dir)?;
+        WalReader::open_with_storage(dir, opts, Arc::new(FsStorage))
+    }
+
+    /// [`WalReader::open`] over another [`Storage`]: every file of `dir`
+    /// (the listing, the control file, the segments) is read through it.
+    pub fn open_with_storage(
+        dir: impl AsRef<Path>,
+        opts: ReaderOptions,
+        storage: Arc<dyn Storage>,
+    ) -> Result<WalReader, ReadError> {
+        let source = DirSource::open_with_storage(dir, storage)?;
+        // A missing or unreadable control file leaves the choice to the
+        // page magic, which is checked on every page either way.
+        let format = ControlFile::read(&**source.storage(), source.dir())
+            .ok()
+            .map(|c| c.format);
         let start = match opts.start {
             Some(start) => start,
             None => {
@@ -119,24 +153,36 @@ impl WalReader {
                 source.segment_size().segment_start(segno)
             }
         };
-        WalReader::with_source(
+        WalReader::of_format(
             Box::new(source),
             ReaderOptions {
                 start: Some(start),
                 ..opts
             },
+            format,
         )
     }
 
     /// A reader over any [`SegmentSource`]; `opts.start` is required
-    /// ([`ReadError::NoStart`] otherwise).
+    /// ([`ReadError::NoStart`] otherwise). The format is the first valid
+    /// page's.
     pub fn with_source(
         source: Box<dyn SegmentSource>,
         opts: ReaderOptions,
     ) -> Result<WalReader, ReadError> {
+        WalReader::of_format(source, opts, None)
+    }
+
+    /// A reader whose pages must be of `format` (`None`: the first valid
+    /// page's).
+    fn of_format(
+        source: Box<dyn SegmentSource>,
+        opts: ReaderOptions,
+        format: Option<WalFormat>,
+    ) -> Result<WalReader, ReadError> {
         let start = opts.start.ok_or(ReadError::NoStart)?;
         Ok(WalReader {
-            pages: PageReader::new(source, opts.timeline, opts.end),
+            pages: PageReader::new(source, opts.timeline, opts.end, format),
             start,
             position: Position::Search,
             skipped: None,
@@ -148,6 +194,18 @@ impl WalReader {
     /// The segment size in use.
     pub fn segment_size(&self) -> SegmentSize {
         self.pages.segment_size()
+    }
+
+    /// The format of the log: from the control file, or from the first
+    /// valid page read (`None` before one was read).
+    pub fn format(&self) -> Option<WalFormat> {
+        self.pages.format()
+    }
+
+    /// The format of the pages loaded so far. Every caller has loaded a
+    /// valid page first, which fixes the format; the default is never used.
+    fn loaded_format(&self) -> WalFormat {
+        self.pages.format().unwrap_or_default()
     }
 
     /// The next valid record, `Ok(None)` at the end limit (the next record
@@ -304,8 +362,16 @@ impl WalReader {
     fn try_read_record(&mut self, at: Lsn, prev: PrevLink) -> Result<Attempt, Halt> {
         let page = at.page_start();
         let mut off = at.page_offset() as usize;
-        let header_want = |off: usize| (off + RECORD_HEADER_SIZE).min(PAGE);
+        // Before the first page fixes the format, want the largest header.
+        let record_header = self
+            .pages
+            .format()
+            .map_or(RECORD_HEADER_SIZE, WalFormat::record_header_size);
+        let header_want = |off: usize| (off + record_header).min(PAGE);
         let page_header = self.pages.load(page, header_want(off))?;
+        let format = self.loaded_format();
+        let record_header = format.record_header_size();
+        let header_want = |off: usize| (off + record_header).min(PAGE);
         let header_size = page_header.size();
         if off == 0 {
             off = header_size;
@@ -322,15 +388,16 @@ impl WalReader {
             Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
             None => return Err(EndOfWalReason::InvalidRecordOffset { at }.into()),
         };
-        let mut record = Assembly::new(tot_len);
+        let seg = self.segment_size();
+        let mut record = Assembly::new(format, tot_len);
         let on_this_page = (PAGE - off).min(tot_len as usize);
-        if off + RECORD_HEADER_SIZE <= PAGE {
-            record.push(bytes.get(off..off + RECORD_HEADER_SIZE).unwrap_or_default());
-            if let Some(header) = record.header() {
-                check_record_header(&header, at, prev)?;
+        if off + record_header <= PAGE {
+            record.push(bytes.get(off..off + record_header).unwrap_or_default());
+            if let Some((header, link)) = record.header() {
+                check_record_header((&header, link), at, prev, seg, format)?;
             }
-        } else if (tot_len as usize) < RECORD_HEADER_SIZE {
-            return Err(EndOfWalReason::InvalidRecordLength { at, got: tot_len }.into());
+        } else if (tot_len as usize) < record_header {
+            return Err(too_short(format, at, tot_len).into());
         }
         // The rest of this page's part of the record.
         self.pages.load(page, off + on_this_page)?;
@@ -373,8 +440,14 @@ impl WalReader {
             self.pages.load(cont_page, data + len)?;
             let had_header = record.header().is_some();
             record.push(self.pages.bytes().get(data..data + len).unwrap_or_default());
-            if let (false, Some(header)) = (had_header, record.header()) {
-                check_record_header(&header, at, prev)?;
+            if let (false, Some((header, link))) = (had_header, record.header()) {
+                check_record_header((&header, link), at, prev, seg, format)?;
+            }
+            // The length is checked only now, after the first continuation
+            // page's header, as PostgreSQL does: a garbage length before a
+            // bad page reports the page (039_end_of_wal.pl).
+            if tot_len > super::MAX_RECORD_LEN {
+                return Err(EndOfWalReason::RecordTooLong { at, len: tot_len }.into());
             }
             if record.len() >= tot_len as usize {
                 let data_start = cont_page.0.saturating_add(data as u64);
@@ -388,10 +461,11 @@ impl WalReader {
     /// Checks the CRC and the body of a complete record and works out where
     /// the next one starts.
     fn finish(&self, at: Lsn, record: Assembly, end: Lsn, next: Lsn) -> Result<Read, Halt> {
-        let header = record
-            .header()
-            .ok_or(EndOfWalReason::InvalidRecordLength { at, got: 0 })?;
-        if crc::record_crc(&record.header, &record.body) != header.crc {
+        let (header, _) = record.header().ok_or(too_short(record.format, at, 0))?;
+        let crc = record
+            .format
+            .record_crc(&record.header[..record.header_size()], &record.body);
+        if crc != header.crc {
             return Err(EndOfWalReason::BadCrc { at }.into());
         }
         let mut next = next;

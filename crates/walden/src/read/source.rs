@@ -1,16 +1,20 @@
 //! Where the reader gets segment bytes from: [`SegmentSource`], and
 //! [`DirSource`] over a directory of segment files.
 //!
-//! The trait is the seam for fault injection: a storage layer that loses,
-//! tears or fails reads can implement it and run under the same reader.
+//! Every file operation goes through a [`Storage`]: [`FsStorage`] for
+//! `walden dump`/`stat`/`verify`, or any other (the fault-injecting
+//! [`SimStorage`](crate::segment::SimStorage) in tests), so the standalone
+//! reader sees exactly what the engine's storage layer holds.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::storage_source::{read_full, StorageSource};
 use super::ReadError;
 use crate::format::le::Cursor;
 use crate::lsn::{is_segment_file_name, SegmentSize, TimeLineId, PAGE_SIZE};
+use crate::segment::{FsStorage, OpenOptions, Storage};
 
 /// Why a [`SegmentSource`] could not read.
 #[derive(Debug, thiserror::Error)]
@@ -48,22 +52,29 @@ pub trait SegmentSource: Send {
     ) -> Result<usize, SourceError>;
 }
 
-/// Segment files in a directory, read with `std::fs`.
+/// Segment files in a directory, found and read through a [`Storage`]
+/// ([`FsStorage`] unless given another): a [`StorageSource`] that also
+/// finds the directory and its segment size, as pg_waldump does.
 #[derive(Debug)]
 pub struct DirSource {
-    dir: PathBuf,
-    segment_size: SegmentSize,
-    /// The file last read, kept open for sequential reads.
-    open: Option<((TimeLineId, u64), File)>,
+    files: StorageSource,
 }
 
 impl DirSource {
-    /// A source over `dir` with a known segment size.
+    /// A source over `dir` of the operating system's file system, with a
+    /// known segment size.
     pub fn new(dir: impl Into<PathBuf>, segment_size: SegmentSize) -> Self {
+        DirSource::new_with_storage(dir, segment_size, Arc::new(FsStorage))
+    }
+
+    /// [`DirSource::new`] over another [`Storage`].
+    pub fn new_with_storage(
+        dir: impl Into<PathBuf>,
+        segment_size: SegmentSize,
+        storage: Arc<dyn Storage>,
+    ) -> Self {
         DirSource {
-            dir: dir.into(),
-            segment_size,
-            open: None,
+            files: StorageSource::new(storage, dir, segment_size),
         }
     }
 
@@ -71,58 +82,56 @@ impl DirSource {
     /// files, taking the segment size from the long page header of the
     /// lowest-named segment file, as pg_waldump does.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, ReadError> {
+        DirSource::open_with_storage(dir, Arc::new(FsStorage))
+    }
+
+    /// [`DirSource::open`] over another [`Storage`].
+    pub fn open_with_storage(
+        dir: impl AsRef<Path>,
+        storage: Arc<dyn Storage>,
+    ) -> Result<Self, ReadError> {
         let given = dir.as_ref();
-        let mut names = segment_names(given)?;
+        let mut names = segment_names(&*storage, given)?;
         let mut dir = given.to_path_buf();
         if names.is_empty() {
             let pg_wal = given.join("pg_wal");
-            if pg_wal.is_dir() {
-                names = segment_names(&pg_wal)?;
+            if let Some(found) = segment_names_if_dir(&*storage, &pg_wal)? {
+                names = found;
                 dir = pg_wal;
             }
         }
         let first = names.first().ok_or_else(|| ReadError::NoSegments {
             dir: given.to_path_buf(),
         })?;
-        let segment_size = read_segment_size(&dir, first)?;
-        Ok(DirSource::new(dir, segment_size))
+        let segment_size = read_segment_size(&*storage, &dir, first)?;
+        Ok(DirSource::new_with_storage(dir, segment_size, storage))
     }
 
     /// The directory the segment files are in.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.files.dir()
+    }
+
+    /// The storage the segment files are read through.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        self.files.storage()
     }
 
     /// The lowest segment number of timeline `tli` present, if any.
     pub fn first_segment(&self, tli: TimeLineId) -> Result<Option<u64>, ReadError> {
-        Ok(segment_names(&self.dir)?
+        let segment_size = self.files.segment_size();
+        Ok(segment_names(&**self.storage(), self.dir())?
             .iter()
-            .filter_map(|n| self.segment_size.parse_file_name(n))
+            .filter_map(|n| segment_size.parse_file_name(n))
             .filter(|&(t, _)| t == tli)
             .map(|(_, segno)| segno)
             .min())
-    }
-
-    fn file(&mut self, tli: TimeLineId, segno: u64) -> Result<&mut File, SourceError> {
-        let entry = match self.open.take() {
-            Some((key, file)) if key == (tli, segno) => (key, file),
-            _ => {
-                let name = self.segment_size.file_name(tli, segno);
-                let path = self.dir.join(&name);
-                let file = File::open(&path).map_err(|source| match source.kind() {
-                    io::ErrorKind::NotFound => SourceError::Missing { name },
-                    _ => SourceError::Io { path, source },
-                })?;
-                ((tli, segno), file)
-            }
-        };
-        Ok(&mut self.open.insert(entry).1)
     }
 }
 
 impl SegmentSource for DirSource {
     fn segment_size(&self) -> SegmentSize {
-        self.segment_size
+        self.files.segment_size()
     }
 
     fn read_at(
@@ -132,59 +141,58 @@ impl SegmentSource for DirSource {
         offset: u64,
         buf: &mut [u8],
     ) -> Result<usize, SourceError> {
-        let file = self.file(tli, segno)?;
-        read_full(file, offset, buf).map_err(|source| SourceError::Io {
-            path: self.dir.join(self.segment_size.file_name(tli, segno)),
-            source,
-        })
+        self.files.read_at(tli, segno, offset, buf)
     }
-}
-
-/// Reads from `offset` until `buf` is full or the file ends.
-fn read_full(file: &mut File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-    file.seek(SeekFrom::Start(offset))?;
-    let mut got = 0;
-    while got < buf.len() {
-        match file.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 /// Names of the segment files in `dir` (24 hex digits), sorted.
-fn segment_names(dir: &Path) -> Result<Vec<String>, ReadError> {
-    let io_err = |source| ReadError::Io {
+fn segment_names(storage: &dyn Storage, dir: &Path) -> Result<Vec<String>, ReadError> {
+    let mut names = storage.list_dir(dir).map_err(|source| ReadError::Io {
         path: dir.to_path_buf(),
         source,
-    };
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
-        let entry = entry.map_err(io_err)?;
-        if let Some(name) = entry.file_name().to_str() {
-            if is_segment_file_name(name) {
-                names.push(name.to_owned());
-            }
-        }
-    }
+    })?;
+    names.retain(|name| is_segment_file_name(name));
     names.sort();
     Ok(names)
 }
 
+/// [`segment_names`] of `dir`, or `None` if there is no directory there
+/// (nothing, or a file).
+fn segment_names_if_dir(
+    storage: &dyn Storage,
+    dir: &Path,
+) -> Result<Option<Vec<String>>, ReadError> {
+    match segment_names(storage, dir) {
+        Ok(names) => Ok(Some(names)),
+        Err(ReadError::Io { source, .. })
+            if matches!(
+                source.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The `xlp_seg_size` of a segment file's long header (PostgreSQL:
 /// pg_waldump's `search_directory`).
-fn read_segment_size(dir: &Path, name: &str) -> Result<SegmentSize, ReadError> {
+fn read_segment_size(
+    storage: &dyn Storage,
+    dir: &Path,
+    name: &str,
+) -> Result<SegmentSize, ReadError> {
     let path = dir.join(name);
-    let mut file = File::open(&path).map_err(|source| ReadError::Io {
+    let io_err = |source| ReadError::Io {
         path: path.clone(),
         source,
-    })?;
+    };
+    let file = storage
+        .open(&path, &OpenOptions::new().read(true))
+        .map_err(io_err)?;
     let mut page = vec![0u8; PAGE_SIZE as usize];
-    let read =
-        read_full(&mut file, 0, &mut page).map_err(|source| ReadError::Io { path, source })?;
+    let read = read_full(&*file, 0, &mut page).map_err(io_err)?;
     if read < page.len() {
         return Err(ReadError::ShortFirstSegment {
             file: name.to_owned(),

@@ -155,14 +155,15 @@ pub fn generate_system_identifier() -> u64 {
 fn format_code(format: WalFormat) -> u32 {
     match format {
         WalFormat::Postgres15 => 0,
+        WalFormat::SelfLsn => 1,
+        WalFormat::CompactWalId => 2,
     }
 }
 
 fn format_from_code(code: u32) -> Option<WalFormat> {
-    match code {
-        0 => Some(WalFormat::Postgres15),
-        _ => None,
-    }
+    WalFormat::ALL
+        .into_iter()
+        .find(|&format| format_code(format) == code)
 }
 
 /// Reads little-endian fields from the front of a control file's bytes.
@@ -552,9 +553,10 @@ mod tests {
             checkpoint in any::<u64>(),
             redo_back in any::<u64>(),
             clean_shutdown in any::<bool>(),
+            format in proptest::sample::select(WalFormat::ALL.to_vec()),
         ) {
             let c = ControlFile {
-                format: WalFormat::Postgres15,
+                format,
                 segment_size: SegmentSize::new(1 << seg_shift).unwrap(),
                 system_identifier,
                 timeline,

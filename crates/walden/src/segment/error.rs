@@ -125,6 +125,27 @@ pub enum SegmentError {
         /// The file that was looked for.
         path: PathBuf,
     },
+    /// A segment file is not of the log's segment size: truncated, or not
+    /// one of this log's segments.
+    #[error("segment file \"{}\" has {len} bytes, expected {expected}: it was truncated or replaced; restore it or remove the log", .path.display())]
+    WrongSize {
+        /// The segment file.
+        path: PathBuf,
+        /// Its length.
+        len: u64,
+        /// The log's segment size.
+        expected: u64,
+    },
+    /// A segment is missing between segments that hold the log's WAL.
+    #[error("segment {segno} is missing (no file \"{}\") but segment {later} after it holds this log's WAL: restore it", .path.display())]
+    Hole {
+        /// The missing segment's number.
+        segno: u64,
+        /// The file that was looked for.
+        path: PathBuf,
+        /// A later segment that holds WAL.
+        later: u64,
+    },
 }
 
 #[cfg(test)]

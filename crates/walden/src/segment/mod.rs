@@ -8,20 +8,26 @@
 //!   remove after a checkpoint;
 //! - [`control`]: [`ControlFile`], the small file saying what the log is and
 //!   where recovery starts;
+//! - [`sim`]: [`SimStorage`], an in-memory storage that loses power, tears
+//!   unsynced writes and injects I/O errors, for crash and fault testing;
 //! - [`error`]: errors naming the operation and the file.
 //!
 //! Durability rule: a segment, control file or directory entry this layer
 //! reports as created, renamed or removed has been made durable (file sync,
 //! then directory sync) before the call returns.
 
+mod check;
 pub mod control;
 mod durable;
 pub mod error;
 pub mod files;
 mod fs;
 pub mod recycle;
+mod resync;
+pub mod sim;
 pub mod storage;
 
+pub(crate) use check::{check_no_hole, check_segment_sizes};
 pub use control::{
     generate_system_identifier, ControlFile, ControlFileError, CorruptControlFile,
     InvalidControlValue,
@@ -30,4 +36,6 @@ pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
 pub use recycle::{plan_recycling, RecyclePlan};
+pub(crate) use resync::rewrite_durably;
+pub use sim::{SimStats, SimStorage};
 pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};

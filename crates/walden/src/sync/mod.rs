@@ -1,30 +1,34 @@
-//! Concurrency primitives, and the one place that names `std::sync` or `loom`.
+//! Concurrency primitives, and the one place that names `std::sync`, `loom`
+//! or `shuttle`.
 //!
 //! Code on the insert path imports atomics, mutexes and threads from here, so
 //! that building with `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
-//! versions and every interleaving of a small model can be explored.
+//! versions and every interleaving of a small model can be explored, and
+//! `RUSTFLAGS="--cfg shuttle"` swaps in shuttle's, whose randomised
+//! schedulers explore larger models (4–8 threads) that loom cannot.
+
+/// Re-exports the primitives under one set of names from `$backend`
+/// (`std`, `loom` or `shuttle`, which mirror each other's paths).
+macro_rules! primitives_from {
+    ($backend:ident) => {
+        #[allow(unused_imports)]
+        pub(crate) use $backend::{
+            hint,
+            sync::{
+                atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+                Arc, Condvar, Mutex, MutexGuard,
+            },
+            thread,
+        };
+    };
+}
 
 #[cfg(loom)]
-#[allow(unused_imports)]
-pub(crate) use loom::{
-    hint,
-    sync::{
-        atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
-        Arc, Condvar, Mutex, MutexGuard,
-    },
-    thread,
-};
-
-#[cfg(not(loom))]
-#[allow(unused_imports)]
-pub(crate) use std::{
-    hint,
-    sync::{
-        atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
-        Arc, Condvar, Mutex, MutexGuard,
-    },
-    thread,
-};
+primitives_from!(loom);
+#[cfg(all(shuttle, not(loom)))]
+primitives_from!(shuttle);
+#[cfg(not(any(loom, shuttle)))]
+primitives_from!(std);
 
 pub mod read_biased;
 pub mod spinlock;

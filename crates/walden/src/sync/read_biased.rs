@@ -50,9 +50,10 @@ pub const DEFAULT_PARTITIONS: usize = 16;
 ///   writers and for the readers already inside. Between writers there is no
 ///   order (whoever claims partition 0 first goes first), and readers can
 ///   wait behind a continuous stream of writers: the lock prefers writers.
-/// - No poisoning: a panic while a guard is held releases the lock during
-///   unwinding, and later callers see the data as the panicking thread left
-///   it.
+/// - No poisoning, as in `parking_lot` (not `std`): a panic while a guard is
+///   held releases the lock during unwinding, later callers see the data as
+///   the panicking thread left it, and `read`/`write` return guards, not
+///   `LockResult`s.
 /// - Re-entrance deadlocks: `write` while the same thread holds a guard, and
 ///   a second `read` while holding one if a writer arrived in between.
 /// - Waiting threads spin briefly, then park.

@@ -18,12 +18,15 @@ use crate::insert::reserve::Reserver;
 use crate::insert::slots::SlotArray;
 use crate::insert::RecordSpan;
 use crate::lsn::{Lsn, SegmentSize};
-use crate::read::{ReaderOptions, WalReader};
+use crate::read::{ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
-use crate::segment::{plan_recycling, ControlFile, Storage};
+use crate::segment::{
+    plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage,
+};
 use crate::sync::{AtomicU64, Ordering};
-use crate::write::{Writer, WriterStats, WRITE_SIZE_BUCKETS};
-use segments::{Preallocator, Segments};
+use crate::write::background::{BackgroundWriter, Wakeup};
+use crate::write::{Writer, WriterStats, FLUSH_GROUP_BUCKETS, WRITE_SIZE_BUCKETS};
+use segments::{is_sync_failure, Preallocator, Segments};
 
 /// State shared by every thread using a log.
 #[derive(Debug)]
@@ -36,10 +39,16 @@ pub(crate) struct Shared {
     pub(crate) init: PageInit,
     pub(crate) writer: Writer,
     pub(crate) segments: Segments,
+    /// Wakes the background writer early (`writer_flush_after`).
+    pub(crate) background: Arc<Wakeup>,
     control: Mutex<ControlFile>,
     storage: Arc<dyn Storage>,
     dir: PathBuf,
     evictions: AtomicU64,
+    /// Segments checkpoints renamed to future names.
+    recycled: AtomicU64,
+    /// Segments checkpoints removed.
+    removed: AtomicU64,
 }
 
 impl Shared {
@@ -51,6 +60,18 @@ impl Shared {
     pub(crate) fn count_eviction(&self) {
         // Relaxed: a statistic.
         self.evictions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One round of the background writer: writes and flushes everything
+    /// inserted so far; returns where the writer stands.
+    fn background_round(&self) -> Lsn {
+        let end = self.reserved_end();
+        if self.writer.flushed() < end {
+            // A failure poisons the log, and the next insert or flush
+            // reports it: there is no one else to tell here.
+            let _ = self.flush(end);
+        }
+        self.writer.written()
     }
 
     fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
@@ -120,17 +141,19 @@ impl Shared {
         drop(control);
         if !shutdown {
             let current = self.seg.segno(self.reserved_end());
-            self.segments.exclusively(|files| -> Result<(), Error> {
-                let present = files.list()?;
-                let keep = self.config.recycle_segments as u64;
-                files.apply(&plan_recycling(
-                    &present,
-                    self.seg.segno(redo),
-                    current,
-                    keep,
-                ))?;
-                Ok(())
-            })?;
+            self.segments
+                .exclusively(|files| -> Result<(), SegmentError> {
+                    let present = files.list()?;
+                    let keep = self.config.recycle_segments as u64;
+                    let plan = plan_recycling(&present, self.seg.segno(redo), current, keep);
+                    files.apply(&plan)?;
+                    // Relaxed: statistics.
+                    self.recycled
+                        .fetch_add(plan.recycle.len() as u64, Ordering::Relaxed);
+                    self.removed
+                        .fetch_add(plan.remove.len() as u64, Ordering::Relaxed);
+                    Ok(())
+                })?;
         }
         Ok(span.start)
     }
@@ -172,6 +195,27 @@ pub struct Stats {
     /// Of those, the ones another thread's sync had already covered: the
     /// group-commit effect.
     pub flushes_covered_by_others: u64,
+    /// Group flushes: rounds in which one flush call made everything
+    /// finished durable (one sync, or one per segment finished) for itself
+    /// and every flush call it covered.
+    pub flush_groups: u64,
+    /// Flush calls served by the group flushes, leaders included: the sum
+    /// of their sizes. Each successful flush call counts once, in the
+    /// latest group flush when it found its data durable, so with no flush
+    /// in progress this equals the successful `flush_requests`.
+    pub flush_group_members: u64,
+    /// The most flush calls one group flush served.
+    pub largest_flush_group: u64,
+    /// Group flushes by size: bucket `i` counts groups of more than
+    /// `2^(i-1)` and at most `2^i` flush calls (bucket 0: a flush that
+    /// served only itself; the last bucket counts all larger ones).
+    pub flush_group_sizes: [u64; FLUSH_GROUP_BUCKETS],
+    /// Obsolete segments that checkpoints renamed to future segment names,
+    /// to be written again without creating a file (PostgreSQL's recycling).
+    pub segments_recycled: u64,
+    /// Obsolete segments that checkpoints removed (beyond
+    /// [`Config::recycle_segments`] ready ahead).
+    pub segments_removed: u64,
 }
 
 /// A write-ahead log. `Send + Sync`: share it (`&Wal` or `Arc<Wal>`)
@@ -197,6 +241,7 @@ pub struct Stats {
 pub struct Wal {
     shared: Arc<Shared>,
     _prealloc: Preallocator,
+    _writer: Option<BackgroundWriter>,
     closed: bool,
 }
 
@@ -204,12 +249,14 @@ impl Wal {
     /// Inserts a record from any thread; returns the LSN just past it, to
     /// pass to [`Wal::flush`] (PostgreSQL: `XLogInsert`).
     pub fn insert(&self, rec: &Record) -> Result<Lsn, Error> {
-        Ok(self.shared.insert(rec)?.end)
+        Ok(self.insert_span(rec)?.end)
     }
 
     /// Inserts a record; returns both its start and end LSN.
     pub fn insert_span(&self, rec: &Record) -> Result<RecordSpan, Error> {
-        self.shared.insert(rec)
+        let span = self.shared.insert(rec)?;
+        self.shared.background.inserted(span.end);
+        Ok(span)
     }
 
     /// Returns once everything below `upto` is durable (per the sync
@@ -222,9 +269,18 @@ impl Wal {
     }
 
     /// Inserts a record and flushes it: a durable commit.
+    ///
+    /// With [`Config::async_commit`] it returns once the record is inserted
+    /// (PostgreSQL: `synchronous_commit = off`): the background writer makes
+    /// it durable within `writer_delay` plus the length of one of its rounds
+    /// (one write and one sync), as long as its rounds take less than
+    /// `writer_delay`; a crash before then loses it. If a write or sync
+    /// fails first, it never becomes durable and every later call fails.
     pub fn insert_and_flush(&self, rec: &Record) -> Result<Lsn, Error> {
         let end = self.insert(rec)?;
-        self.flush(end)?;
+        if !self.shared.config.async_commit {
+            self.flush(end)?;
+        }
         Ok(end)
     }
 
@@ -241,7 +297,19 @@ impl Wal {
     /// Recovery starts at the checkpoint's redo point: the insert position
     /// when this was called. Returns the checkpoint record's LSN.
     pub fn checkpoint(&self) -> Result<Lsn, Error> {
-        self.shared.checkpoint(false)
+        let result = self.shared.checkpoint(false);
+        let failed_sync = match &result {
+            Err(Error::Segment(e)) => is_sync_failure(e),
+            Err(Error::Control(ControlFileError::Io(e))) => {
+                matches!(e.op, FileOp::Sync | FileOp::SyncDir)
+            }
+            _ => false,
+        };
+        if failed_sync {
+            // Which segments or control file are durable is unknown.
+            self.shared.writer.poison();
+        }
+        result
     }
 
     /// A reader over this log's segments from `from` (a record start, or any
@@ -251,7 +319,9 @@ impl Wal {
             start: Some(from),
             ..ReaderOptions::default()
         };
-        Ok(WalReader::open(self.shared.segments.files().dir(), opts)?)
+        let files = self.shared.segments.files();
+        let source = StorageSource::new(files.storage().clone(), files.dir(), self.shared.seg);
+        Ok(WalReader::with_source(Box::new(source), opts)?)
     }
 
     /// Where the next record will start.
@@ -288,6 +358,10 @@ impl Wal {
             sync_time,
             flush_requests,
             flushes_covered_by_others,
+            flush_groups,
+            flush_group_members,
+            largest_flush_group,
+            flush_group_sizes,
         } = self.shared.writer.stats();
         Stats {
             records: s.records,
@@ -303,6 +377,13 @@ impl Wal {
             sync_time,
             flush_requests,
             flushes_covered_by_others,
+            flush_groups,
+            flush_group_members,
+            largest_flush_group,
+            flush_group_sizes,
+            // Relaxed: statistics.
+            segments_recycled: self.shared.recycled.load(Ordering::Relaxed),
+            segments_removed: self.shared.removed.load(Ordering::Relaxed),
         }
     }
 

@@ -23,12 +23,14 @@ use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use crate::insert::reserve::Reserver;
 use crate::insert::slots::SlotArray;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
-use crate::read::{ReadError, ReaderOptions, WalReader};
+use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    ControlFile, FileOp, FsStorage, IoFailure, SegmentError, SegmentFiles, Storage,
+    check_no_hole, check_segment_sizes, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure,
+    SegmentError, SegmentFiles, Storage,
 };
 use crate::sync::AtomicU64;
+use crate::write::background::{BackgroundWriter, Wakeup};
 use crate::write::Writer;
 
 /// First segment of a new log (initdb starts at 1, as pg_waldump expects).
@@ -68,6 +70,17 @@ struct Tail {
     first_page: FirstPage,
 }
 
+impl Tail {
+    /// End of the WAL on disk the log continues from: the start of the
+    /// tail page, plus the bytes of it that are kept.
+    fn durable_end(&self) -> Lsn {
+        match &self.first_page {
+            FirstPage::Existing(bytes) => Lsn(self.page.0 + bytes.len() as u64),
+            _ => self.page,
+        }
+    }
+}
+
 /// The page holding the end of WAL, as the ring must start with it.
 enum FirstPage {
     /// Nothing on it yet: initialised when first needed.
@@ -91,8 +104,25 @@ impl Wal {
         config: Config,
         storage: Arc<dyn Storage>,
     ) -> Result<Wal, Error> {
+        Wal::create_at_segment(dir, config, storage, FIRST_SEGMENT)
+    }
+
+    /// [`Wal::create_with_storage`] with the first record in segment
+    /// `first_segment` rather than 1 (PostgreSQL: `pg_resetwal -l`): a log
+    /// that continues another's numbering, or one placed at high LSNs (past
+    /// 4 GiB, or 2^16 segments on) for tests. Fails if the segment is 0 or
+    /// its LSN would overflow.
+    pub fn create_at_segment(
+        dir: impl AsRef<Path>,
+        config: Config,
+        storage: Arc<dyn Storage>,
+        first_segment: u64,
+    ) -> Result<Wal, Error> {
         config.validate()?;
         let seg = config.segment()?;
+        if first_segment == 0 || first_segment.checked_mul(2 * seg.bytes()).is_none() {
+            return Err(Error::FirstSegment(first_segment));
+        }
         let dir = dir.as_ref();
         storage
             .create_dir_all(dir)
@@ -102,7 +132,7 @@ impl Wal {
             return Err(Error::AlreadyExists(dir.to_path_buf()));
         }
         let mut control = ControlFile::new(config.format, seg, FIRST_TIMELINE);
-        let start = seg.segment_start(FIRST_SEGMENT);
+        let start = seg.segment_start(first_segment);
         control.redo = Lsn(start.0 + seg.page_header_size(start));
         control.write(&*storage, dir)?;
         let tail = Tail {
@@ -151,7 +181,17 @@ impl Wal {
         }
         let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
         files.remove_temp_files()?;
-        let (report, tail, overwrite) = scan(dir, &files, &control)?;
+        check_segment_sizes(&files, seg.segno(control.redo))?;
+        let (report, tail, overwrite) = scan(&files, &control)?;
+        check_no_hole(&files, report.end, control.system_identifier)?;
+        if !control.clean_shutdown {
+            // Recovery read the WAL up to the tail; make sure it is on disk.
+            rewrite_durably(&files, control.redo.page_start(), tail.durable_end())?;
+        }
+        let fresh_segment = !control.clean_shutdown && !control.format.has_prev_link();
+        if fresh_segment {
+            discard_segments_after(&files, seg.segno(tail.page))?;
+        }
         let wal = Wal::start(config, seg, storage, files, control, tail)?;
         if let Some((aborted, _)) = overwrite {
             let body = OverwriteContrecord {
@@ -161,6 +201,15 @@ impl Wal {
             .encode()
             .to_vec();
             wal.insert_and_flush(&Record::new(RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD, body))?;
+        }
+        if fresh_segment {
+            // A format without prev-links cannot tell a stale record at the
+            // same LSN (written before the crash, past the end recovery
+            // found) from a current one: new records start in a segment
+            // no earlier incarnation wrote, after a durable switch.
+            if let Some(span) = wal.shared.switch()? {
+                wal.flush(span.end)?;
+            }
         }
         wal.shared.mark_open()?;
         Ok((wal, report))
@@ -181,6 +230,7 @@ impl Wal {
             PageIdentity {
                 timeline: control.timeline,
                 system_id: control.system_identifier,
+                format: control.format,
             },
         );
         let page_end = Lsn(tail.page.0 + PAGE_SIZE);
@@ -200,24 +250,65 @@ impl Wal {
         let shared = Arc::new(Shared {
             seg,
             slots: SlotArray::new(config.insert_slots),
-            reserver: Reserver::new(config.reservation, seg, tail.next_pos, tail.prev),
+            reserver: Reserver::new(
+                config.reservation,
+                seg,
+                tail.next_pos,
+                tail.prev,
+                config.link_table_capacity(),
+            ),
             init: PageInit::new(config.page_init, initialized_upto),
             writer: Writer::new(config.sync_method, seg, written),
             segments: Segments::new(files),
+            background: Arc::new(Wakeup::new(
+                config.writer_delay.map(|_| config.writer_flush_after),
+                written,
+            )),
             control: Mutex::new(control),
             storage,
             dir,
             evictions: AtomicU64::new(0),
+            recycled: AtomicU64::new(0),
+            removed: AtomicU64::new(0),
             ring,
             config,
         });
         let prealloc = Segments::start_preallocator(&shared)?;
+        let writer = match shared.config.writer_delay {
+            Some(delay) => Some(
+                BackgroundWriter::start(
+                    Arc::downgrade(&shared),
+                    shared.background.clone(),
+                    delay,
+                    Shared::background_round,
+                )
+                .map_err(|source| Error::Thread {
+                    name: "background writer",
+                    source,
+                })?,
+            ),
+            None => None,
+        };
         Ok(Wal {
             shared,
             _prealloc: prealloc,
+            _writer: writer,
             closed: false,
         })
     }
+}
+
+/// Removes every segment file after segment `last`. After a crash, such a
+/// file holds at best bytes a previous incarnation of the log wrote past the
+/// end recovery found: writing new records over them would let a torn
+/// write expose one of those records at its own LSN, which a format
+/// without prev-links cannot detect. (Recycled files go too; the
+/// preallocator makes new ones.)
+fn discard_segments_after(files: &SegmentFiles, last: u64) -> Result<(), Error> {
+    for segno in files.list()?.into_iter().filter(|&segno| segno > last) {
+        files.remove(segno)?;
+    }
+    Ok(())
 }
 
 /// PostgreSQL's `TimestampTz` (µs since 2000-01-01) for a Unix time in seconds.
@@ -229,7 +320,6 @@ fn pg_now(unix_secs: i64) -> i64 {
 /// Reads from the redo point to the end of WAL.
 #[allow(clippy::type_complexity)]
 fn scan(
-    dir: &Path,
     files: &SegmentFiles,
     control: &ControlFile,
 ) -> Result<(RecoveryReport, Tail, Option<(Lsn, Lsn)>), Error> {
@@ -239,7 +329,8 @@ fn scan(
         end: None,
         timeline: control.timeline,
     };
-    let mut reader = WalReader::open(dir, opts)?;
+    let source = StorageSource::new(files.storage().clone(), files.dir(), seg);
+    let mut reader = WalReader::with_source(Box::new(source), opts)?;
     let mut records = 0u64;
     let stop = loop {
         match reader.next_record() {

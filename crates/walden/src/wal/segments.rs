@@ -6,7 +6,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use crate::error::Error;
-use crate::segment::{SegmentError, SegmentFiles, StorageFile};
+use crate::segment::{FileOp, IoFailure, SegmentError, SegmentFiles, StorageFile};
 use crate::write::{SegmentOpener, SyncMethod};
 
 /// Serialises "does segment N exist? create it" between the writer, the
@@ -14,7 +14,9 @@ use crate::write::{SegmentOpener, SyncMethod};
 #[derive(Debug)]
 pub(crate) struct Segments {
     files: SegmentFiles,
-    creating: Mutex<()>,
+    /// Held while creating or renaming segments; holds the first failed
+    /// sync of that work, after which no segment is trusted to be durable.
+    creating: Mutex<Option<FailedSync>>,
     prealloc: Arc<PreallocState>,
 }
 
@@ -31,6 +33,32 @@ struct PreallocState {
     wake: Condvar,
 }
 
+/// A failed segment or directory sync, kept to be reported again.
+#[derive(Debug)]
+struct FailedSync {
+    op: FileOp,
+    path: std::path::PathBuf,
+    kind: std::io::ErrorKind,
+    message: String,
+}
+
+impl FailedSync {
+    fn from(e: &IoFailure) -> Self {
+        FailedSync {
+            op: e.op,
+            path: e.path.clone(),
+            kind: e.error.kind(),
+            message: e.error.to_string(),
+        }
+    }
+
+    /// The failure again, saying it is an earlier one.
+    fn error(&self) -> SegmentError {
+        let cause = format!("{} (an earlier failure; reopen the log)", self.message);
+        IoFailure::new(self.op, &self.path, std::io::Error::new(self.kind, cause)).into()
+    }
+}
+
 /// The preallocator thread; stopped and joined on drop.
 #[derive(Debug)]
 pub(crate) struct Preallocator {
@@ -42,7 +70,7 @@ impl Segments {
     pub(crate) fn new(files: SegmentFiles) -> Self {
         Segments {
             files,
-            creating: Mutex::new(()),
+            creating: Mutex::new(None),
             prealloc: Arc::default(),
         }
     }
@@ -53,19 +81,45 @@ impl Segments {
 
     /// Creates segment `segno` zero-filled unless it exists.
     pub(crate) fn ensure(&self, segno: u64) -> Result<(), SegmentError> {
-        let _g = self.creating.lock().unwrap_or_else(|e| e.into_inner());
-        if !self.files.exists(segno)? {
-            self.files.create_zeroed(segno)?;
-        }
-        Ok(())
+        self.exclusively(|files| {
+            if !files.exists(segno)? {
+                files.create_zeroed(segno)?;
+            }
+            Ok(())
+        })
     }
 
     /// Runs `f` with segment creation held off (checkpoint recycling).
-    pub(crate) fn exclusively<T>(&self, f: impl FnOnce(&SegmentFiles) -> T) -> T {
-        let _g = self.creating.lock().unwrap_or_else(|e| e.into_inner());
-        f(&self.files)
+    ///
+    /// After a sync failed in here (a segment's file or the directory),
+    /// whether the segments' names are durable is unknown, and a segment
+    /// whose name can vanish in a crash must never receive acknowledged
+    /// WAL: that failure is returned from then on, without running `f`
+    /// (PostgreSQL PANICs on a failed fsync).
+    pub(crate) fn exclusively<T>(
+        &self,
+        f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
+    ) -> Result<T, SegmentError> {
+        let mut failed = self.creating.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(failed) = &*failed {
+            return Err(failed.error());
+        }
+        let result = f(&self.files);
+        if let Err(err @ SegmentError::Io(e)) = &result {
+            if is_sync_failure(err) {
+                *failed = Some(FailedSync::from(e));
+            }
+        }
+        result
     }
+}
 
+/// True for a failed file or directory sync.
+pub(crate) fn is_sync_failure(e: &SegmentError) -> bool {
+    matches!(e, SegmentError::Io(f) if matches!(f.op, FileOp::Sync | FileOp::SyncDir))
+}
+
+impl Segments {
     /// Starts the preallocator thread for `this`.
     pub(crate) fn start_preallocator(
         this: &Arc<crate::wal::Shared>,
@@ -99,8 +153,12 @@ impl Segments {
                 };
                 // A failure here (ENOSPC, say) is not fatal: the writer
                 // creates the segment itself when it needs it and reports
-                // the error then.
-                let _ = shared.segments.ensure(want);
+                // the error then. A failed sync is: see `exclusively`.
+                if let Err(e) = shared.segments.ensure(want) {
+                    if is_sync_failure(&e) {
+                        shared.writer.poison();
+                    }
+                }
             })
             .map_err(|source| Error::Thread {
                 name: "segment preallocator",

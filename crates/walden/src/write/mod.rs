@@ -12,6 +12,7 @@
 //! retry could report data durable that is not). Every later call fails
 //! and the flushed LSN never advances again.
 
+pub(crate) mod background;
 mod sync_method;
 
 pub use sync_method::SyncMethod;
@@ -28,6 +29,16 @@ use std::sync::TryLockError;
 
 /// Number of power-of-two write-size buckets kept (8 kB ... 1 GiB and up).
 pub const WRITE_SIZE_BUCKETS: usize = 18;
+
+/// Number of power-of-two flush-group-size buckets kept (1, 2, 3–4, 5–8,
+/// ... 513–1024 flush calls, and more).
+pub const FLUSH_GROUP_BUCKETS: usize = 12;
+
+/// Index of the power-of-two bucket holding `units` (bucket `i` holds
+/// `2^(i-1) < units <= 2^i`; 0 and 1 go to bucket 0), capped at `buckets - 1`.
+fn pow2_bucket(units: u64, buckets: usize) -> usize {
+    (units.max(1).next_power_of_two().trailing_zeros() as usize).min(buckets - 1)
+}
 
 /// Counters of the writer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,6 +62,23 @@ pub struct WriterStats {
     /// Of those, calls that waited for another thread's flush and found
     /// their data durable after it.
     pub flushes_covered_by_others: u64,
+    /// Group flushes: rounds in which a flush call held the writer and
+    /// made everything finished durable, for itself and for the flush
+    /// calls it covered.
+    pub flush_groups: u64,
+    /// Flush calls served by those rounds, their leaders included: the sum
+    /// of the group sizes. Every flush call that succeeds is counted here
+    /// exactly once, as a member of the latest group flush when it found
+    /// its data durable (or, before the first one, of none: an eviction's
+    /// write made it durable), so once no flush is in progress this equals
+    /// the successful `flush_requests`.
+    pub flush_group_members: u64,
+    /// Largest group: the most flush calls one round served.
+    pub largest_flush_group: u64,
+    /// Group flushes by size: bucket `i` counts groups of more than
+    /// `2^(i-1)` and at most `2^i` flush calls (bucket 0: a leader alone;
+    /// the last bucket counts all larger ones).
+    pub flush_group_sizes: [u64; FLUSH_GROUP_BUCKETS],
 }
 
 impl WriterStats {
@@ -58,9 +86,14 @@ impl WriterStats {
         self.writes += 1;
         self.bytes_written += n;
         self.largest_write = self.largest_write.max(n);
-        let bucket = (n.max(1).div_ceil(8192).next_power_of_two().trailing_zeros() as usize)
-            .min(WRITE_SIZE_BUCKETS - 1);
-        self.write_sizes[bucket] += 1;
+        self.write_sizes[pow2_bucket(n.div_ceil(8192), WRITE_SIZE_BUCKETS)] += 1;
+    }
+
+    fn count_flush_group(&mut self, size: u64) {
+        self.flush_groups += 1;
+        self.flush_group_members += size;
+        self.largest_flush_group = self.largest_flush_group.max(size);
+        self.flush_group_sizes[pow2_bucket(size, FLUSH_GROUP_BUCKETS)] += 1;
     }
 }
 
@@ -120,7 +153,12 @@ struct OpenSegment {
 #[derive(Debug, Default)]
 struct WriterState {
     open: Option<OpenSegment>,
+    /// The finished groups are counted here; the latest one is still
+    /// gathering members in [`Writer::group_members`].
     stats: WriterStats,
+    /// True once a group flush has happened: `group_members` then counts
+    /// the latest group.
+    group_open: bool,
 }
 
 /// See the module docs.
@@ -146,6 +184,9 @@ pub struct Writer {
     /// Flush calls that waited for another thread's flush and found their
     /// data durable after it.
     flushes_covered: AtomicU64,
+    /// Members of the latest group flush so far: its leader and every
+    /// flush call that has found its data durable since.
+    group_members: AtomicU64,
     method: SyncMethod,
     seg: SegmentSize,
 }
@@ -163,6 +204,7 @@ impl Writer {
             waiters: WaitQueue::new(),
             flush_requests: AtomicU64::new(0),
             flushes_covered: AtomicU64::new(0),
+            group_members: AtomicU64::new(0),
             method,
             seg,
         }
@@ -200,7 +242,9 @@ impl Writer {
         }
     }
 
-    fn poison(&self) {
+    /// Makes every later call fail: after a failed sync nothing more may be
+    /// reported durable (PostgreSQL: PANIC).
+    pub(crate) fn poison(&self) {
         // SeqCst (⊇ Release, see `check`); made before notify_all so that
         // waiting flushers wake up and fail (WaitQueue contract).
         self.poisoned.store(true, Ordering::SeqCst);
@@ -247,6 +291,7 @@ impl Writer {
                     // Relaxed: a statistic.
                     self.flushes_covered.fetch_add(1, Ordering::Relaxed);
                 }
+                self.join_flush_group();
                 return Ok(self.flushed());
             }
             if !durable && self.written() >= target {
@@ -297,6 +342,7 @@ impl Writer {
     ) -> Result<Lsn, WriteError> {
         self.check()?;
         if durable && self.flushed() >= target {
+            self.join_flush_group();
             return Ok(self.flushed());
         }
         if !durable && self.written() >= target {
@@ -315,6 +361,8 @@ impl Writer {
             self.poison();
             // Close the file: after a failure nothing more goes through it.
             st.open = None;
+        } else if durable {
+            self.lead_flush_group(st);
         }
         result.map(|()| {
             if durable {
@@ -422,14 +470,45 @@ impl Writer {
         Ok(())
     }
 
+    /// Counts a flush call that found its data durable without making it
+    /// so itself as a member of the latest group flush.
+    fn join_flush_group(&self) {
+        // Relaxed: a statistic; being an RMW on the same counter as the
+        // leader's swap, the member lands in exactly one group.
+        self.group_members.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Called by the writer-lock holder after its round made everything
+    /// finished durable: closes the previous group and opens its own, with
+    /// itself as the first member.
+    fn lead_flush_group(&self, st: &mut WriterState) {
+        if st.group_open {
+            // Relaxed: a statistic; the swap is an RMW, so no member's
+            // increment is lost between the old group and the new one.
+            let previous = self.group_members.swap(1, Ordering::Relaxed);
+            st.stats.count_flush_group(previous);
+        } else {
+            // The first group also takes the flush calls that found their
+            // data durable before it (made so by a segment finished during
+            // an eviction). Relaxed: a statistic, as above.
+            self.group_members.fetch_add(1, Ordering::Relaxed);
+            st.group_open = true;
+        }
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> WriterStats {
-        let mut stats = self
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .stats
-            .clone();
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stats = st.stats.clone();
+        // Relaxed: a statistic; the latest group as it stands now.
+        let latest = self.group_members.load(Ordering::Relaxed);
+        if st.group_open {
+            stats.count_flush_group(latest);
+        } else {
+            // Served before any group flush: members, but of no group yet.
+            stats.flush_group_members += latest;
+        }
+        drop(st);
         // Relaxed: statistics.
         stats.flush_requests = self.flush_requests.load(Ordering::Relaxed);
         stats.flushes_covered_by_others = self.flushes_covered.load(Ordering::Relaxed);

@@ -1,9 +1,8 @@
 //! How the writer makes WAL durable (PostgreSQL: `wal_sync_method`).
 
-use std::fmt;
 use std::io;
-use std::str::FromStr;
 
+use crate::names::named_enum;
 use crate::segment::{FileSyncMode, StorageFile};
 
 /// How written WAL is made durable.
@@ -72,26 +71,4 @@ impl SyncMethod {
     }
 }
 
-impl fmt::Display for SyncMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// An unknown sync method name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown sync method {0:?}: expected fsync, fdatasync, open_datasync, open_sync or none")]
-pub struct ParseSyncMethodError(String);
-
-impl FromStr for SyncMethod {
-    type Err = ParseSyncMethodError;
-
-    /// Accepts PostgreSQL's names, case-insensitively, with `-` for `_`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let norm = s.to_ascii_lowercase().replace('-', "_");
-        SyncMethod::ALL
-            .into_iter()
-            .find(|m| m.name() == norm)
-            .ok_or_else(|| ParseSyncMethodError(s.to_owned()))
-    }
-}
+named_enum!(SyncMethod, "sync method");

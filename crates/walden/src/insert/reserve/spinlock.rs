@@ -3,24 +3,26 @@
 //! PostgreSQL: `ReserveXLogInsertLocation`, `insertpos_lck`, `CurrBytePos`,
 //! `PrevBytePos`. The two positions sit alone on their cache line so the
 //! line every reservation writes holds nothing else.
+//!
+//! Invariants: reservations are disjoint and gap-free, and each one's
+//! prev-link is the start of the reservation made just before it (both
+//! decided in one critical section). Memory ordering: the lock's Acquire
+//! and Release; [`SpinlockReserver::reserved_end`] reads under the lock.
 
 use crossbeam_utils::CachePadded;
 
-use super::{switch_end, Reservation};
+use super::{prev_lsn, prev_position, switch_end, PrevLink, Reservation};
 use crate::lsn::{Lsn, SegmentSize};
 use crate::sync::SpinLock;
-
-/// `prev` of a log with no record yet.
-const NO_PREV: u64 = u64::MAX;
 
 #[derive(Debug)]
 struct Positions {
     /// End of reserved space (PostgreSQL: `CurrBytePos`).
     curr: u64,
-    /// Start of the last reserved record, or [`NO_PREV`] (PostgreSQL:
-    /// `PrevBytePos`). Kept as a position so the lock holder does no
-    /// division; the LSN is computed after release.
-    prev: u64,
+    /// Start of the last reserved record, `None` before the first
+    /// (PostgreSQL: `PrevBytePos`). Kept as a position so the lock holder
+    /// does no division; the LSN is computed after release.
+    prev: Option<u64>,
 }
 
 /// See the module docs.
@@ -33,22 +35,12 @@ pub struct SpinlockReserver {
 impl SpinlockReserver {
     /// Next record at position `next`; the last one started at `prev`.
     pub fn new(seg: SegmentSize, next: u64, prev: Lsn) -> Self {
-        let prev = if prev.is_valid() {
-            seg.lsn_to_pos(prev).unwrap_or(NO_PREV)
-        } else {
-            NO_PREV
-        };
         SpinlockReserver {
             seg,
-            pos: CachePadded::new(SpinLock::new(Positions { curr: next, prev })),
-        }
-    }
-
-    fn prev_lsn(&self, prev: u64) -> Lsn {
-        if prev == NO_PREV {
-            Lsn::INVALID
-        } else {
-            self.seg.pos_to_start_lsn(prev)
+            pos: CachePadded::new(SpinLock::new(Positions {
+                curr: next,
+                prev: prev_position(seg, prev),
+            })),
         }
     }
 
@@ -60,13 +52,13 @@ impl SpinlockReserver {
             let start = p.curr;
             let prev = p.prev;
             p.curr = start + size;
-            p.prev = start;
+            p.prev = Some(start);
             (start, prev)
         };
         Reservation {
             start,
             end: start + size,
-            prev: self.prev_lsn(prev),
+            prev: PrevLink::Known(prev_lsn(self.seg, prev)),
         }
     }
 
@@ -77,12 +69,12 @@ impl SpinlockReserver {
         let end = switch_end(self.seg, start, header_size)?;
         let prev = p.prev;
         p.curr = end;
-        p.prev = start;
+        p.prev = Some(start);
         drop(p);
         Some(Reservation {
             start,
             end,
-            prev: self.prev_lsn(prev),
+            prev: PrevLink::Known(prev_lsn(self.seg, prev)),
         })
     }
 
@@ -91,5 +83,35 @@ impl SpinlockReserver {
     #[inline]
     pub fn reserved_end(&self) -> u64 {
         self.pos.lock().curr
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::sync::{thread, Arc};
+
+    /// Two threads reserve at once (one of them twice): the ranges tile the
+    /// log from the start and each prev-link is the start of the range just
+    /// before it.
+    #[test]
+    fn reservations_tile_and_chain() {
+        loom::model(|| {
+            let seg = SegmentSize::new(1 << 20).unwrap();
+            let first = seg.usable_bytes();
+            let r = Arc::new(SpinlockReserver::new(seg, first, Lsn::INVALID));
+            let r2 = r.clone();
+            let other = thread::spawn(move || r2.reserve(16));
+            let mut all = vec![r.reserve(8), r.reserve(24)];
+            all.push(other.join().unwrap());
+            all.sort_by_key(|x| x.start);
+            assert_eq!(all[0].start, first);
+            assert_eq!(all[0].prev, PrevLink::Known(Lsn::INVALID));
+            for w in all.windows(2) {
+                assert_eq!(w[1].start, w[0].end, "gap-free and disjoint");
+                assert_eq!(w[1].prev, PrevLink::Known(seg.pos_to_start_lsn(w[0].start)));
+            }
+            assert_eq!(r.reserved_end(), all[2].end);
+        });
     }
 }

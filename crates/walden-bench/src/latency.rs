@@ -11,7 +11,7 @@ const BUCKETS: usize = ((64 - SUB_BITS as usize) << SUB_BITS) + (1 << SUB_BITS);
 
 /// Counts of nanosecond latencies.
 #[derive(Clone, Debug)]
-pub(super) struct LatencyHistogram {
+pub struct LatencyHistogram {
     counts: Box<[u64]>,
     total: u64,
 }
@@ -27,13 +27,13 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     /// Adds one sample.
-    pub(super) fn record(&mut self, ns: u64) {
+    pub fn record(&mut self, ns: u64) {
         self.counts[bucket(ns)] += 1;
         self.total += 1;
     }
 
     /// Adds every sample of `other`.
-    pub(super) fn merge(&mut self, other: &LatencyHistogram) {
+    pub fn merge(&mut self, other: &LatencyHistogram) {
         for (count, more) in self.counts.iter_mut().zip(other.counts.iter()) {
             *count += more;
         }
@@ -41,13 +41,13 @@ impl LatencyHistogram {
     }
 
     /// Number of samples.
-    pub(super) fn total(&self) -> u64 {
+    pub fn total(&self) -> u64 {
         self.total
     }
 
     /// The `percent`th percentile (nearest rank), as the upper edge of its
     /// bucket; `None` without samples.
-    pub(super) fn percentile(&self, percent: u64) -> Option<u64> {
+    pub fn percentile(&self, percent: u64) -> Option<u64> {
         let rank = (self.total * percent).div_ceil(100).max(1);
         let mut seen = 0;
         for (index, count) in self.counts.iter().enumerate() {

@@ -1,0 +1,162 @@
+//! `walden bench commit`: T threads each looping "insert a record, flush
+//! it", per sync method: commits/s, syncs per commit, p50/p99 latency.
+//! With `--logical`, the records are PostgreSQL's logical messages: the
+//! workloads `scripts/pg-bench` runs on PostgreSQL 15.
+
+use std::num::NonZeroUsize;
+
+use clap::Args;
+use walden::{Config, SyncMethod};
+use walden_bench::commit::{self, CommitRecord, CommitResult};
+use walden_bench::peers::best_config;
+
+use super::knobs::{check, config_json, configure, StrategyArgs};
+use super::output::{bytes_rate, latency, rate, ratio, size};
+use super::report::{finish, open_json, parse_size_arg};
+use super::slices::SliceArgs;
+
+/// Arguments of `walden bench commit`.
+#[derive(Args, Clone, Debug)]
+#[command(after_help = "\
+Knobs not given keep Config::default()'s, or with --best Walden's best
+configuration's; the sync method is each case's.
+
+Examples:
+  walden bench commit --threads 1,2,64 --sync fdatasync --slice-ms 200
+  walden bench commit --reservation prev-link-table --insert-slots 64 --eviction batch
+  walden bench commit --best --logical --payload 100,1MB --sync none,fdatasync --threads 1,2,64")]
+pub struct CommitArgs {
+    /// Thread counts, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16,32,64,128,256"
+    )]
+    pub threads: Vec<NonZeroUsize>,
+    /// Sync methods, comma-separated (`none`: written, never synced, as
+    /// PostgreSQL with fsync off).
+    #[arg(long, value_delimiter = ',', default_value = "fdatasync,open-datasync")]
+    pub sync: Vec<SyncMethod>,
+    /// Payload bytes per record, comma-separated (units allowed: 1MB).
+    #[arg(long, value_delimiter = ',', default_value = "100", value_parser = parse_size_arg)]
+    pub payload: Vec<u64>,
+    /// Insert `pg_logical_emit_message(true, 'test', payload)` records
+    /// instead of custom ones.
+    #[arg(long)]
+    pub logical: bool,
+    /// Start from Walden's best configuration (`walden bench peers`'
+    /// "walden": self-lsn, unlinked, cooperative, batch) instead of
+    /// `Config::default()`; the knobs below still override it, and the sync
+    /// method is still the case's.
+    #[arg(long)]
+    pub best: bool,
+    /// The strategy knobs, over the base configuration.
+    #[command(flatten)]
+    pub knobs: StrategyArgs,
+    /// Timing, directory and JSON output.
+    #[command(flatten)]
+    pub run: SliceArgs,
+}
+
+/// Runs every case, prints the table (and writes the JSON).
+pub fn run(args: &CommitArgs) -> anyhow::Result<()> {
+    let json = open_json(args.run.json())?;
+    let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
+    let payloads: Vec<usize> = args.payload.iter().map(|&p| p as usize).collect();
+    let cases = commit::cases(&args.sync, &payloads, &threads);
+    let record = if args.logical {
+        CommitRecord::LogicalMessage
+    } else {
+        CommitRecord::Custom
+    };
+    let base = if args.best {
+        best_config()
+    } else {
+        Config::default()
+    };
+    let config = configure(base, &[&args.knobs]);
+    check(cases.iter().map(|c| c.config(&config)))?;
+    let bar = args.run.progress(cases.len())?;
+    let results = commit::run(&cases, record, &config, &args.run.settings(), |c| {
+        bar.set_message(format!("{}, {} threads", c.sync_method, c.threads));
+        bar.inc(1);
+    })?;
+    finish(
+        bar,
+        || print_table(&results),
+        json,
+        serde_json::json!({
+            "workload": "commit",
+            "record": record,
+            "base": if args.best { "best" } else { "default" },
+            "config": config_json(&config, &[]),
+            "slice_ms": args.run.slice_ms,
+            "slices": args.run.slices,
+            "results": results,
+        }),
+    )
+}
+
+/// One row per case; the ratio is to one thread of the same sync method
+/// and payload.
+fn print_table(results: &[CommitResult]) {
+    println!(
+        "{:<14} {:>8} {:>7} {:>11} {:>6} {:>12} {:>8} {:>10} {:>10}",
+        "sync", "payload", "threads", "commits/s", "×T=1", "WAL", "syncs/c", "p50", "p99"
+    );
+    for group in results.chunk_by(|a, b| {
+        a.case.sync_method == b.case.sync_method && a.case.payload == b.case.payload
+    }) {
+        let one = group.iter().find(|r| r.case.threads == 1);
+        for r in group {
+            println!(
+                "{:<14} {:>8} {:>7} {:>11} {:>6} {:>12} {:>8.3} {:>10} {:>10}",
+                r.case.sync_method.to_string(),
+                size(r.case.payload),
+                r.case.threads,
+                rate(r.figures.ops_per_sec),
+                ratio(r.figures.ops_per_sec, one.map(|o| o.figures.ops_per_sec)),
+                bytes_rate(r.figures.wal_bytes_per_sec),
+                r.figures.syncs_per_op,
+                latency(r.figures.p50_ns),
+                latency(r.figures.p99_ns),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::all::SuiteCommand as Cli;
+    use super::super::Workload;
+    use clap::Parser;
+
+    #[test]
+    fn sync_methods_and_sizes_parse() {
+        let cli = Cli::try_parse_from([
+            "walden",
+            "commit",
+            "--sync",
+            "none,fdatasync",
+            "--payload",
+            "100,1MB",
+            "--logical",
+            "--threads",
+            "1,64",
+            "--slice-ms",
+            "10",
+        ])
+        .unwrap();
+        let Workload::Commit(args) = cli.bench.workload else {
+            panic!("not the commit workload");
+        };
+        assert_eq!(
+            args.sync,
+            [walden::SyncMethod::None, walden::SyncMethod::Fdatasync]
+        );
+        assert_eq!(args.payload, [100, 1 << 20]);
+        assert!(args.logical);
+        assert!(Cli::try_parse_from(["walden", "commit", "--sync", "sometimes"]).is_err());
+        assert!(Cli::try_parse_from(["walden", "commit", "--slices", "0"]).is_err());
+    }
+}

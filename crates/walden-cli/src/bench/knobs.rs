@@ -1,0 +1,297 @@
+//! The strategy knobs of `walden bench` (issue 4): the flags that set one
+//! field of each log's [`Config`], shared by every suite that builds logs.
+//!
+//! Each suite starts from its own base configuration and flattens the
+//! groups below for the knobs it takes as one value; a knob a suite sweeps
+//! (`insert --format a,b`, `logical-1mb --page-init a,b`) stays that
+//! suite's own list. A knob not given keeps the base's value, so the
+//! defaults are the suite's (its help says which). Every configuration a
+//! suite will run is checked before it runs any ([`check`]), so an
+//! impossible combination is the library's one-line [`walden::ConfigError`].
+
+use clap::Args;
+use walden::{Config, ConfigError, Eviction, PageInitKind, ReservationKind, SlotChoice, WalFormat};
+use walden_bench::reserve::Design;
+
+use super::report::parse_size_arg;
+
+/// Sets the fields of a [`Config`] that were given on the command line.
+pub trait Knob {
+    /// Overrides `config`'s fields with the values given.
+    fn apply(&self, config: &mut Config);
+}
+
+/// `--format` and `--reservation`, one value each.
+#[derive(Args, Clone, Debug, Default)]
+pub struct LayoutArgs {
+    /// On-disk format: postgres15, self-lsn or compact-wal-id [default:
+    /// the suite's, see below].
+    #[arg(long)]
+    pub format: Option<WalFormat>,
+    /// Reservation design: spinlock, prev-link-table or prev-link-in-buffer
+    /// for postgres15, unlinked for the others [default: the suite's if it
+    /// suits the format, else the format's default].
+    #[arg(long)]
+    pub reservation: Option<ReservationKind>,
+}
+
+impl Knob for LayoutArgs {
+    fn apply(&self, config: &mut Config) {
+        if let Some(format) = self.format {
+            config.format = format;
+        }
+        config.reservation = match self.reservation {
+            Some(reservation) => reservation,
+            None if config.reservation.pairs_with(config.format) => config.reservation,
+            None => ReservationKind::default_for(config.format),
+        };
+    }
+}
+
+/// `--format` and `--reservation` as lists, for the suites that compare
+/// the designs (`insert`, `mix`): every listed pair that works.
+#[derive(Args, Clone, Debug)]
+pub struct DesignArgs {
+    /// Formats, comma-separated: each runs with every listed reservation
+    /// design that serves it.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "postgres15,self-lsn,compact-wal-id"
+    )]
+    pub format: Vec<WalFormat>,
+    /// Reservation designs, comma-separated (the ratios need spinlock).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "spinlock,prev-link-table,prev-link-in-buffer,unlinked"
+    )]
+    pub reservation: Vec<ReservationKind>,
+}
+
+impl DesignArgs {
+    /// The designs to compare ([`Design::select`]).
+    pub fn designs(&self) -> Result<Vec<Design>, ConfigError> {
+        Design::select(&self.format, &self.reservation)
+    }
+}
+
+/// `--insert-slots` and `--slot-choice`, one value each.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SlotArgs {
+    /// Insertion slots, 1 to 1024 [default: the suite's, see below].
+    #[arg(long)]
+    pub insert_slots: Option<usize>,
+    /// How a thread picks its insertion slot: sticky, or attempts:K
+    /// [default: the suite's, see below].
+    #[arg(long)]
+    pub slot_choice: Option<SlotChoice>,
+}
+
+impl Knob for SlotArgs {
+    fn apply(&self, config: &mut Config) {
+        set(&mut config.insert_slots, self.insert_slots);
+        set(&mut config.slot_choice, self.slot_choice);
+    }
+}
+
+/// `--page-init`, one value.
+#[derive(Args, Clone, Debug, Default)]
+pub struct PageInitArg {
+    /// How buffer pages are initialised: mapping-lock or cooperative
+    /// [default: the suite's, see below].
+    #[arg(long)]
+    pub page_init: Option<PageInitKind>,
+}
+
+impl Knob for PageInitArg {
+    fn apply(&self, config: &mut Config) {
+        set(&mut config.page_init, self.page_init);
+    }
+}
+
+/// `--eviction`, one value.
+#[derive(Args, Clone, Debug, Default)]
+pub struct EvictionArg {
+    /// What an inserter writes when it needs an unwritten buffer page:
+    /// one-page or batch [default: the suite's, see below].
+    #[arg(long)]
+    pub eviction: Option<Eviction>,
+}
+
+impl Knob for EvictionArg {
+    fn apply(&self, config: &mut Config) {
+        set(&mut config.eviction, self.eviction);
+    }
+}
+
+/// `--buffers`, one value.
+#[derive(Args, Clone, Debug, Default)]
+pub struct BuffersArg {
+    /// Buffer ring of each log, e.g. 16MB [default: the suite's, see below].
+    #[arg(long, value_parser = parse_size_arg)]
+    pub buffers: Option<u64>,
+}
+
+impl Knob for BuffersArg {
+    fn apply(&self, config: &mut Config) {
+        set(&mut config.buffers, self.buffers);
+    }
+}
+
+/// Every knob but the format and reservation: what the suites that sweep
+/// those two (`insert`, `mix`) take as one value each.
+#[derive(Args, Clone, Debug, Default)]
+pub struct InsertPathArgs {
+    /// `--insert-slots`, `--slot-choice`.
+    #[command(flatten)]
+    pub slots: SlotArgs,
+    /// `--page-init`.
+    #[command(flatten)]
+    pub page_init: PageInitArg,
+    /// `--eviction`.
+    #[command(flatten)]
+    pub eviction: EvictionArg,
+    /// `--buffers`.
+    #[command(flatten)]
+    pub buffers: BuffersArg,
+}
+
+impl Knob for InsertPathArgs {
+    fn apply(&self, config: &mut Config) {
+        self.slots.apply(config);
+        self.page_init.apply(config);
+        self.eviction.apply(config);
+        self.buffers.apply(config);
+    }
+}
+
+/// Every knob, one value each.
+#[derive(Args, Clone, Debug, Default)]
+pub struct StrategyArgs {
+    /// `--format`, `--reservation`.
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+    /// The others.
+    #[command(flatten)]
+    pub insert_path: InsertPathArgs,
+}
+
+impl Knob for StrategyArgs {
+    fn apply(&self, config: &mut Config) {
+        self.layout.apply(config);
+        self.insert_path.apply(config);
+    }
+}
+
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *field = value;
+    }
+}
+
+/// `base` with the given knobs applied, in order.
+pub fn configure(mut base: Config, knobs: &[&dyn Knob]) -> Config {
+    for knob in knobs {
+        knob.apply(&mut base);
+    }
+    base
+}
+
+/// Checks every configuration a suite will run, before it runs any: the
+/// first bad one's [`walden::ConfigError`], whose message is one line.
+pub fn check(configs: impl IntoIterator<Item = Config>) -> anyhow::Result<()> {
+    for config in configs {
+        config.validate()?;
+    }
+    Ok(())
+}
+
+/// The knobs of `config` for a suite's JSON report, but for those in
+/// `swept`, which the suite's cases set (and its results report).
+pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
+    let mut json = serde_json::json!({
+        "format": config.format.to_string(),
+        "reservation": config.reservation.to_string(),
+        "insert_slots": config.insert_slots,
+        "slot_choice": config.slot_choice.to_string(),
+        "page_init": config.page_init.to_string(),
+        "eviction": config.eviction.to_string(),
+        "buffers": config.buffers,
+        "segment_size": config.segment_size,
+    });
+    if let Some(fields) = json.as_object_mut() {
+        fields.retain(|name, _| !swept.contains(&name.as_str()));
+    }
+    json
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        knobs: StrategyArgs,
+    }
+
+    fn configured(args: &[&str]) -> Config {
+        let cli = Cli::try_parse_from([&["walden"], args].concat()).unwrap();
+        configure(Config::default(), &[&cli.knobs])
+    }
+
+    #[test]
+    fn knobs_not_given_keep_the_base() {
+        assert_eq!(configured(&[]), Config::default());
+    }
+
+    #[test]
+    fn every_knob_sets_its_field() {
+        type Check = fn(&Config) -> bool;
+        let cases: [(&[&str], Check); 7] = [
+            // The base's spinlock does not suit compact-wal-id: its default does.
+            (&["--format", "compact-wal-id"], |c| {
+                (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
+            }),
+            (&["--reservation", "prev-link-table"], |c| {
+                (c.format, c.reservation) == (WalFormat::Postgres15, ReservationKind::PrevLinkTable)
+            }),
+            (&["--insert-slots", "64"], |c| c.insert_slots == 64),
+            (&["--slot-choice", "attempts:2"], |c| {
+                c.slot_choice == SlotChoice::Attempts(2)
+            }),
+            (&["--page-init", "cooperative"], |c| {
+                c.page_init == PageInitKind::Cooperative
+            }),
+            (&["--eviction", "batch"], |c| c.eviction == Eviction::Batch),
+            (&["--buffers", "1MB"], |c| c.buffers == 1 << 20),
+        ];
+        for (args, set) in cases {
+            let c = configured(args);
+            assert!(set(&c), "{args:?}: {c:?}");
+            assert_ne!(c, Config::default(), "{args:?}");
+            assert!(check([c]).is_ok(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn an_impossible_pair_is_the_librarys_one_line_error() {
+        let c = configured(&["--format", "self-lsn", "--reservation", "spinlock"]);
+        let err = check([Config::default(), c]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("reservation = spinlock does not suit format = self-lsn"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+    }
+
+    #[test]
+    fn the_json_leaves_out_what_the_cases_sweep() {
+        let json = config_json(&Config::default(), &["format", "reservation"]);
+        assert_eq!(json["insert_slots"], 8);
+        assert_eq!(json["page_init"], "mapping-lock");
+        assert!(json.get("format").is_none() && json.get("reservation").is_none());
+    }
+}

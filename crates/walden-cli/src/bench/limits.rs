@@ -1,0 +1,74 @@
+//! `walden bench limits`: the machine's physical limits — memcpy and
+//! CRC-32C bandwidth, one cache-line transfer, sequential write bandwidth,
+//! write-and-sync latency — the yardsticks the other suites are read against.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use walden_bench::limits::{self, LimitResult, Probe};
+
+use super::output::{bytes_rate, latency, progress, rate};
+use super::report::{finish, open_json};
+
+/// Arguments of `walden bench limits`.
+#[derive(Args, Clone, Debug)]
+#[command(after_help = "Examples:
+  walden bench limits --duration-ms 150
+  walden bench limits --dir /mnt/wal-disk --json limits.json")]
+pub struct LimitsArgs {
+    /// Milliseconds each probe runs.
+    #[arg(long, default_value_t = 1000)]
+    pub duration_ms: u64,
+    /// Directory for the write probes' file (on the disk the logs use);
+    /// default: the system's temporary directory.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// Runs every probe, prints the table (and writes the JSON).
+pub fn run(args: &LimitsArgs) -> anyhow::Result<()> {
+    let json = open_json(args.json.as_deref())?;
+    let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let duration = Duration::from_millis(args.duration_ms);
+    let probes = Probe::all();
+    let bar = progress(probes.len())?;
+    let mut results = Vec::with_capacity(probes.len());
+    for probe in probes {
+        bar.set_message(probe.label());
+        results.push(limits::measure(probe, &dir, duration)?);
+        bar.inc(1);
+    }
+    finish(
+        bar,
+        || print_table(&results),
+        json,
+        serde_json::json!({
+            "workload": "limits",
+            "duration_ms": args.duration_ms,
+            "available_parallelism": std::thread::available_parallelism().ok().map(|n| n.get()),
+            "results": results,
+        }),
+    )
+}
+
+fn print_table(results: &[LimitResult]) {
+    println!(
+        "{:<40} {:>12} {:>11} {:>10} {:>10} {:>10}",
+        "limit", "bandwidth", "ops/s", "mean", "p50", "p99"
+    );
+    for r in results {
+        println!(
+            "{:<40} {:>12} {:>11} {:>10} {:>10} {:>10}",
+            r.probe.label(),
+            r.gb_per_sec.map_or("-".to_owned(), |g| bytes_rate(g * 1e9)),
+            rate(r.ops_per_sec),
+            latency(Some(r.ns_per_op.round() as u64)),
+            latency(r.p50_ns),
+            latency(r.p99_ns),
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! loom models of cooperative page initialisation: 2–3 threads on a ring of
+//! 2–4 pages, every interleaving up to the preemption bound.
+//!
+//! The ring's page contents are loom-tracked cells, so loom fails a model if
+//! an initialiser's zeroing, an inserter's copy and the writer's read of one
+//! slot are not ordered by happens-before. Each cell also records which page
+//! its slot carries and how far that page has got (initialised, filled,
+//! written), so the models assert directly that a slot is re-initialised
+//! only after its page was written, that an inserter copies only into its
+//! own page once it is initialised, and that the writer writes only filled
+//! pages. At the end the initialised prefix must have caught up with every
+//! claim.
+//!
+//! The writer stands in for the real one: an eviction first waits for the
+//! inserters of the pages below its bound (PostgreSQL's
+//! `WaitXLogInsertionsToFinish`, outside any lock), then writes those pages
+//! in order under the writer lock.
+
+use super::{CooperativeInit, Slots};
+use crate::lsn::{Lsn, PAGE_SIZE};
+use crate::sync::{thread, Arc, AtomicBool, AtomicU64, Mutex, Ordering, WaitQueue};
+use loom::cell::UnsafeCell;
+
+/// Page states kept in the low bits of a slot's cell; the page number above.
+const INITIALISED: u64 = 1;
+const FILLED: u64 = 2;
+const WRITTEN: u64 = 3;
+const STATE_BITS: u32 = 2;
+
+fn cell(page: u64, state: u64) -> u64 {
+    page << STATE_BITS | state
+}
+
+fn page_no(lsn: Lsn) -> u64 {
+    lsn.0 / PAGE_SIZE
+}
+
+/// A ring whose page contents are one loom-tracked number per slot.
+struct ModelRing {
+    contents: Vec<UnsafeCell<u64>>,
+    page_end: Vec<AtomicU64>,
+}
+
+// SAFETY: the cells are accessed under the protocol being checked; loom
+// reports any access not ordered by happens-before.
+unsafe impl Sync for ModelRing {}
+
+impl ModelRing {
+    fn new(pages: usize) -> Self {
+        ModelRing {
+            contents: (0..pages).map(|_| UnsafeCell::new(0)).collect(),
+            page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn slot(&self, page: Lsn) -> usize {
+        (page_no(page) % self.contents.len() as u64) as usize
+    }
+
+    /// Moves the slot of `page` from `from` to `to`, checking it holds `page`.
+    fn advance(&self, page: Lsn, from: u64, to: u64) {
+        let n = page_no(page);
+        self.contents[self.slot(page)].with_mut(|c| {
+            // SAFETY: see `Sync`; loom checks the access is ordered.
+            let c = unsafe { &mut *c };
+            assert_eq!(*c, cell(n, from), "slot of page {n} in an unexpected state");
+            *c = cell(n, to);
+        });
+    }
+}
+
+impl Slots for ModelRing {
+    fn ring_bytes(&self) -> u64 {
+        self.contents.len() as u64 * PAGE_SIZE
+    }
+
+    fn holds(&self, page_start: Lsn) -> bool {
+        // Acquire: as BufferRing::holds.
+        self.page_end[self.slot(page_start)].load(Ordering::Acquire) == page_start.0 + PAGE_SIZE
+    }
+
+    unsafe fn init_page(&self, page_start: Lsn) {
+        let slot = self.slot(page_start);
+        // Relaxed: as BufferRing::init_page.
+        self.page_end[slot].store(0, Ordering::Relaxed);
+        self.contents[slot].with_mut(|c| {
+            // SAFETY: see `Sync`; loom checks the access is ordered.
+            let c = unsafe { &mut *c };
+            assert!(
+                *c == 0 || *c & ((1 << STATE_BITS) - 1) == WRITTEN,
+                "slot re-initialised for page {} before page {} was written",
+                page_no(page_start),
+                *c >> STATE_BITS
+            );
+            *c = cell(page_no(page_start), INITIALISED);
+        });
+        // Release: as BufferRing::init_page.
+        self.page_end[slot].store(page_start.0 + PAGE_SIZE, Ordering::Release);
+    }
+}
+
+struct Model {
+    ring: ModelRing,
+    init: CooperativeInit,
+    /// Pages below are written (PostgreSQL: `LogwrtResult.Write`).
+    written: AtomicU64,
+    /// Per page: its inserter is done, or it has none.
+    filled: Vec<AtomicBool>,
+    /// Per page: an inserter copies into it (else it is padding).
+    inserted: Vec<bool>,
+    filled_changed: WaitQueue,
+    writer: Mutex<()>,
+}
+
+impl Model {
+    /// A ring of `ring_pages` slots; `pages` pages, of which those in
+    /// `inserted` get an inserter.
+    fn new(ring_pages: usize, pages: usize, inserted: &[u64]) -> Arc<Model> {
+        let has = |p: usize| inserted.contains(&(p as u64));
+        Arc::new(Model {
+            ring: ModelRing::new(ring_pages),
+            init: CooperativeInit::new(Lsn(0)),
+            written: AtomicU64::new(0),
+            filled: (0..pages).map(|p| AtomicBool::new(!has(p))).collect(),
+            inserted: (0..pages).map(has).collect(),
+            filled_changed: WaitQueue::new(),
+            writer: Mutex::new(()),
+        })
+    }
+
+    /// Inserts into page `n`: make sure it is initialised, copy, finish.
+    fn insert(&self, n: u64) {
+        let page = Lsn(n * PAGE_SIZE);
+        self.init
+            .ensure(
+                &self.ring,
+                page,
+                || Lsn(self.written.load(Ordering::Acquire)),
+                |need| self.evict(need),
+            )
+            .unwrap();
+        self.ring.advance(page, INITIALISED, FILLED);
+        // SeqCst (⊇ Release): publishes the copy to the writer; made before
+        // notify_all (WaitQueue contract).
+        self.filled[n as usize].store(true, Ordering::SeqCst);
+        self.filled_changed.notify_all();
+    }
+
+    /// Writes every page below `need`.
+    fn evict(&self, need: Lsn) -> Result<(), ()> {
+        let from = page_no(Lsn(self.written.load(Ordering::Acquire)));
+        for n in from..page_no(need) {
+            let filled = &self.filled[n as usize];
+            // SeqCst (⊇ Acquire): pairs with the store in `insert`.
+            self.filled_changed
+                .wait_until(|| filled.load(Ordering::SeqCst));
+        }
+        let _writer = self.writer.lock().unwrap();
+        // Relaxed: only changed under the writer lock we hold.
+        let mut at = self.written.load(Ordering::Relaxed);
+        while at < need.0 {
+            let n = page_no(Lsn(at));
+            let state = if self.inserted[n as usize] {
+                FILLED
+            } else {
+                INITIALISED
+            };
+            self.ring.advance(Lsn(at), state, WRITTEN);
+            at += PAGE_SIZE;
+            // Release: as Writer::write_locked.
+            self.written.store(at, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Every claim has been initialised and published.
+    fn check_caught_up(&self, pages: u64) {
+        let end = pages * PAGE_SIZE;
+        // Relaxed: every thread has been joined.
+        let claimed = self.init.claimed_upto.load(Ordering::Relaxed);
+        let initialized = self.init.initialized_upto.load(Ordering::Relaxed);
+        assert_eq!(claimed, end, "claims");
+        assert_eq!(initialized, end, "initialised prefix");
+        for n in 0..pages {
+            if !self.ring.holds(Lsn(n * PAGE_SIZE)) {
+                // Only pages whose slot was reused since may be gone.
+                assert!(n + (self.ring.contents.len() as u64) < pages, "page {n}");
+            }
+        }
+    }
+}
+
+/// Runs one model: thread `i` inserts into `threads[i]`'s pages in order.
+fn run(ring_pages: usize, pages: u64, threads: &'static [&'static [u64]]) {
+    loom::model(move || {
+        let inserted: Vec<u64> = threads.iter().flat_map(|t| t.iter().copied()).collect();
+        let m = Model::new(ring_pages, pages as usize, &inserted);
+        let (first, rest) = threads.split_first().unwrap();
+        let handles: Vec<_> = rest
+            .iter()
+            .map(|&mine| {
+                let m = m.clone();
+                thread::spawn(move || mine.iter().for_each(|&n| m.insert(n)))
+            })
+            .collect();
+        first.iter().for_each(|&n| m.insert(n));
+        for h in handles {
+            h.join().unwrap();
+        }
+        m.check_caught_up(pages);
+    });
+}
+
+/// Three inserters, one page each, on a ring of two: the third must evict
+/// the first's page, whichever thread initialises which page.
+#[test]
+fn three_threads_on_a_two_page_ring() {
+    run(2, 3, &[&[0], &[1], &[2]]);
+}
+
+/// Two inserters taking turns on a ring of two pages, each reusing the
+/// slot of a page it filled itself.
+#[test]
+fn two_threads_take_turns_on_a_two_page_ring() {
+    run(2, 4, &[&[0, 2], &[1, 3]]);
+}
+
+/// A ring of four pages: one thread needs page 5 and so claims (or waits
+/// for) every page before it, evicting pages 0 and 1 on the way; the other
+/// fills page 1 and then needs page 4.
+#[test]
+fn a_four_page_ring_with_claims_running_ahead() {
+    run(4, 6, &[&[5], &[1, 4]]);
+}

@@ -1,0 +1,131 @@
+//! The configuration enums ([`crate::WalFormat`], [`crate::ReservationKind`],
+//! [`crate::PageInitKind`], [`crate::Eviction`], [`crate::SyncMethod`]) by
+//! name: each has `ALL` and `name()`, and [`named_enum!`] derives `Display`
+//! and `FromStr` from them.
+
+/// A name that no variant of a configuration enum has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {got:?}: expected {expected}")]
+pub struct ParseKindError {
+    what: &'static str,
+    got: String,
+    expected: String,
+}
+
+/// The variant of `all` whose `name` is `s`, case-insensitively and with
+/// `-` and `_` alike; otherwise an error naming `what` and listing every
+/// name.
+pub(crate) fn parse_name<T: Copy>(
+    s: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+    what: &'static str,
+) -> Result<T, ParseKindError> {
+    let key = |n: &str| n.to_ascii_lowercase().replace('_', "-");
+    let wanted = key(s);
+    all.iter()
+        .copied()
+        .find(|&v| key(name(v)) == wanted)
+        .ok_or_else(|| ParseKindError {
+            what,
+            got: s.to_owned(),
+            expected: one_of(all.iter().map(|&v| name(v))),
+        })
+}
+
+/// `a`, `a or b`, `a, b or c`, ...
+fn one_of(names: impl ExactSizeIterator<Item = &'static str>) -> String {
+    let last = names.len().saturating_sub(1);
+    let mut out = String::new();
+    for (i, name) in names.enumerate() {
+        if i > 0 {
+            out.push_str(if i == last { " or " } else { ", " });
+        }
+        out.push_str(name);
+    }
+    out
+}
+
+/// Implements `Display` (the variant's `name()`) and `FromStr` (the
+/// variant of `ALL` so named, by [`parse_name`]) for a configuration enum;
+/// `$what` names the enum in [`ParseKindError`]s.
+macro_rules! named_enum {
+    ($ty:ty, $what:literal) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = $crate::names::ParseKindError;
+
+            /// Accepts the variant's `name()`, case-insensitively, with `-`
+            /// and `_` alike.
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                $crate::names::parse_name(s, &<$ty>::ALL, <$ty>::name, $what)
+            }
+        }
+    };
+}
+
+pub(crate) use named_enum;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_list_every_name() {
+        let err = parse_name("x", &[1, 2, 3], |v| ["a", "b", "c"][v - 1], "thing");
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "unknown thing \"x\": expected a, b or c"
+        );
+        let err = parse_name("x", &[1], |_| "a", "thing").unwrap_err();
+        assert_eq!(err.to_string(), "unknown thing \"x\": expected a");
+    }
+
+    #[test]
+    fn every_enum_names_itself_and_its_choices() {
+        use crate::{Eviction, PageInitKind, ReservationKind, SyncMethod, WalFormat};
+        let cases = [
+            (
+                "x".parse::<WalFormat>().map(|_| ()),
+                "WAL format \"x\": expected postgres15, self-lsn or compact-wal-id",
+            ),
+            (
+                "x".parse::<ReservationKind>().map(|_| ()),
+                "reservation \"x\": expected spinlock, prev-link-table, prev-link-in-buffer \
+                 or unlinked",
+            ),
+            (
+                "x".parse::<PageInitKind>().map(|_| ()),
+                "page initialisation \"x\": expected mapping-lock or cooperative",
+            ),
+            (
+                "x".parse::<Eviction>().map(|_| ()),
+                "eviction policy \"x\": expected one-page or batch",
+            ),
+            (
+                "x".parse::<SyncMethod>().map(|_| ()),
+                "sync method \"x\": expected fsync, fdatasync, open_datasync, open_sync or none",
+            ),
+        ];
+        for (parsed, message) in cases {
+            assert_eq!(
+                parsed.unwrap_err().to_string(),
+                format!("unknown {message}")
+            );
+        }
+        assert_eq!("open-datasync".parse(), Ok(SyncMethod::OpenDatasync));
+        assert_eq!(SyncMethod::OpenSync.to_string(), "open_sync");
+    }
+
+    #[test]
+    fn dashes_and_underscores_are_alike() {
+        let names = |v: usize| ["open_sync", "one-page"][v];
+        assert_eq!(parse_name("OPEN-SYNC", &[0, 1], names, "t"), Ok(0));
+        assert_eq!(parse_name("One_Page", &[0, 1], names, "t"), Ok(1));
+    }
+}

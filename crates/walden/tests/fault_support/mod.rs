@@ -1,0 +1,229 @@
+//! Helpers shared by the fault-injection tests: the configurations to run
+//! under, a seeded generator, payloads that identify their record, and
+//! reading a log's user records back through its storage.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use walden::read::{ReadError, ReaderOptions, StorageSource, WalReader, WalRecord};
+use walden::segment::{ControlFile, SimStorage, Storage};
+use walden::{
+    Config, Eviction, Lsn, PageInitKind, ReservationKind, SlotChoice, SyncMethod, WalFormat,
+};
+
+/// Resource manager of the records the workloads insert.
+pub const USER_RMID: u8 = 128;
+/// Where the simulated logs live.
+pub const DIR: &str = "/wal";
+
+/// Every on-disk format. Add new formats here.
+pub const FORMATS: &[WalFormat] = &[
+    WalFormat::Postgres15,
+    WalFormat::SelfLsn,
+    WalFormat::CompactWalId,
+];
+/// Every reservation strategy. Add new strategies here; pairs the
+/// configuration refuses are skipped.
+pub const RESERVATIONS: &[ReservationKind] = &[
+    ReservationKind::Spinlock,
+    ReservationKind::PrevLinkTable,
+    ReservationKind::PrevLinkInBuffer,
+    ReservationKind::Unlinked,
+];
+/// Every page initialisation strategy.
+pub const PAGE_INITS: &[PageInitKind] = &[PageInitKind::MappingLock, PageInitKind::Cooperative];
+/// Every eviction policy.
+pub const EVICTIONS: &[Eviction] = &[Eviction::OnePage, Eviction::Batch];
+/// Slot choices.
+pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
+/// Without and with the background writer (another thread doing I/O).
+pub const WRITER_DELAYS: &[Option<Duration>] = &[None, Some(Duration::from_millis(1))];
+/// The sync methods that promise durability.
+pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
+    SyncMethod::Fsync,
+    SyncMethod::Fdatasync,
+    SyncMethod::OpenDatasync,
+    SyncMethod::OpenSync,
+];
+
+/// Every valid combination of format and strategies (the first is the
+/// default's), with 1 MiB segments, a small ring and fdatasync.
+pub fn strategy_configs() -> Vec<Config> {
+    let mut out = Vec::new();
+    for &format in FORMATS {
+        for &reservation in RESERVATIONS {
+            for &page_init in PAGE_INITS {
+                for &eviction in EVICTIONS {
+                    for &slot_choice in SLOT_CHOICES {
+                        for &writer_delay in WRITER_DELAYS {
+                            let c = Config {
+                                format,
+                                reservation,
+                                page_init,
+                                eviction,
+                                eviction_chunk: 4 * 8192,
+                                slot_choice,
+                                writer_delay,
+                                segment_size: 1 << 20,
+                                buffers: 8 * 8192,
+                                insert_slots: 4,
+                                sync_method: SyncMethod::Fdatasync,
+                                recycle_segments: 2,
+                                ..Config::default()
+                            };
+                            if c.validate().is_ok() {
+                                out.push(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The default strategies with 1 MiB segments, a ring of `pages` pages
+/// and fdatasync.
+pub fn small_config(pages: u64) -> Config {
+    Config {
+        segment_size: 1 << 20,
+        buffers: pages * 8192,
+        sync_method: SyncMethod::Fdatasync,
+        ..Config::default()
+    }
+}
+
+/// `sim` as the storage of a log.
+pub fn storage(sim: &SimStorage) -> Arc<dyn Storage> {
+    Arc::new(sim.clone())
+}
+
+/// A seeded generator (SplitMix64).
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (0 if `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+
+    /// True with probability `1/n`.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+
+    /// A record payload length: mostly small, some spanning pages, a few
+    /// spanning three pages.
+    pub fn payload_len(&mut self) -> usize {
+        match self.below(100) {
+            0..=69 => self.below(200) as usize,
+            70..=94 => 200 + self.below(4000) as usize,
+            _ => 4000 + self.below(20_000) as usize,
+        }
+    }
+}
+
+/// The payload of the record tagged `tag`, `len` bytes: the tag's bytes
+/// first, then bytes derived from it, so any two records differ.
+pub fn payload(tag: u64, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(&tag.to_le_bytes()[..len.min(8)]);
+    let mut rng = Rng(tag ^ 0x5DEE_CE66_D1CE_4E5B);
+    while out.len() < len {
+        let word = rng.next().to_le_bytes();
+        let n = (len - out.len()).min(8);
+        out.extend_from_slice(&word[..n]);
+    }
+    out
+}
+
+/// Whether `record` is the user record tagged `tag` of `len` bytes, byte
+/// for byte.
+pub fn is_user_record(record: &WalRecord, tag: u64, len: usize) -> bool {
+    record.header.rmid == USER_RMID
+        && record
+            .decode_body()
+            .is_ok_and(|b| b.main_data == payload(tag, len) && b.blocks.is_empty())
+}
+
+/// A record whose flush returned `Ok`: its start, tag and payload length.
+pub type Acked = (Lsn, u64, usize);
+
+/// Asserts that every record of `acked` is among `records`, at its LSN and
+/// byte for byte.
+pub fn assert_acknowledged(records: &[WalRecord], acked: &[Acked]) {
+    let by_lsn: std::collections::HashMap<Lsn, &WalRecord> =
+        records.iter().map(|r| (r.lsn, r)).collect();
+    for &(lsn, tag, len) in acked {
+        let record = by_lsn
+            .get(&lsn)
+            .unwrap_or_else(|| panic!("acknowledged record {tag} at {lsn} lost"));
+        assert!(
+            is_user_record(record, tag, len),
+            "the record at {lsn} is not acknowledged record {tag} of {len} bytes"
+        );
+    }
+}
+
+/// Every record from `from` to the end of WAL of the log in `dir` on
+/// `storage`, and the error that ended the scan.
+pub fn read_log(
+    storage: Arc<dyn Storage>,
+    dir: &str,
+    from: Lsn,
+) -> Result<(Vec<WalRecord>, ReadError), String> {
+    let control = ControlFile::read(&*storage, dir.as_ref()).map_err(|e| e.to_string())?;
+    let source = StorageSource::new(storage, dir, control.segment_size);
+    let opts = ReaderOptions {
+        start: Some(from),
+        end: None,
+        timeline: control.timeline,
+    };
+    let mut reader = WalReader::with_source(Box::new(source), opts).map_err(|e| e.to_string())?;
+    let mut records = Vec::new();
+    loop {
+        match reader.next_record() {
+            Ok(Some(r)) => records.push(r),
+            Ok(None) => return Err("a reader without an end limit stopped cleanly".into()),
+            Err(e @ ReadError::EndOfWal { .. }) => return Ok((records, e)),
+            Err(e) => return Err(format!("reading the log failed: {e}")),
+        }
+    }
+}
+
+/// The seed for a run: `var` if set, else the clock.
+pub fn seed_from_env(var: &str) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+}
+
+/// A count from environment variable `var`, or `default`.
+pub fn count_from_env(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

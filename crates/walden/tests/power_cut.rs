@@ -1,0 +1,476 @@
+//! Power-cut testing on the simulated storage ([`SimStorage`]).
+//!
+//! A *life* is one log on one simulated disk. Each boot of it runs a
+//! multi-thread workload (inserts of 0 B to 24 KiB, flushes, segment
+//! switches, checkpoints that recycle segments) until the power is cut in
+//! the middle of a random storage operation; unsynced sectors then tear,
+//! unsynced directory changes are forgotten, reverted sectors hold zeros,
+//! random or stale bytes. The log is recovered, and now and then recovery
+//! itself is cut and restarted. After every recovery:
+//!
+//! - every acknowledged record (below a LSN a flush returned, or recovered
+//!   by an earlier recovery) is read back byte-identical;
+//! - the records read from the redo point are exactly a prefix, in LSN
+//!   order, of the records inserted: nothing after the valid end is
+//!   replayed, no stale record from an earlier incarnation or a recycled
+//!   segment is accepted, no record is stitched from old and new bytes;
+//! - a recovery that was cut and restarted ends with the same records as the
+//!   crash image had;
+//! - for Postgres15 logs, `pg_waldump` reads the recovered log with exit 0,
+//!   on every 50th cut and on every cut whose recovery took an unusual path
+//!   (recovery cut and restarted, or a cut-off record overwritten).
+//!
+//! `WALDEN_POWER_CUTS` sets the number of cuts (default 10,000, in lives of
+//! 20). A failure prints its life's seed; `WALDEN_POWER_CUT_SEED=<seed>`
+//! replays that life alone (with one writer thread a life is exactly
+//! reproducible; with several, the OS's schedule also plays a part, so run
+//! the replay a few times). `WALDEN_POWER_CUT_BASE` fixes the run's seeds.
+
+mod fault_support;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use fault_support::{
+    count_from_env, is_user_record, payload, read_log, seed_from_env, strategy_configs, Rng, DIR,
+    DURABLE_SYNC_METHODS, USER_RMID,
+};
+use walden::lsn::maxalign;
+use walden::read::WalRecord;
+use walden::segment::{SimStats, SimStorage, Storage};
+use walden::{Config, Lsn, Record, RecoveryReport, SegmentSize, Wal, WalFormat};
+
+/// Cuts per life.
+const CUTS_PER_LIFE: u64 = 20;
+/// Every this many cuts (over the run), pg_waldump checks the log.
+const WALDUMP_EVERY: u64 = 50;
+
+/// A record inserted and not known to be lost.
+#[derive(Clone, Copy, Debug)]
+struct Inserted {
+    end: Lsn,
+    tag: u64,
+    len: usize,
+}
+
+/// Figures of a run.
+#[derive(Debug, Default)]
+struct Totals {
+    lives: AtomicU64,
+    cuts: AtomicU64,
+    cuts_mid_workload: AtomicU64,
+    recovery_cuts: AtomicU64,
+    records_inserted: AtomicU64,
+    records_verified: AtomicU64,
+    acked_verified: AtomicU64,
+    overwritten_contrecords: AtomicU64,
+    waldump_runs: AtomicU64,
+    sim: Mutex<SimStats>,
+}
+
+impl Totals {
+    fn add(&self, counter: &AtomicU64, n: u64) {
+        // Relaxed: statistics, read after every worker has joined.
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn get(&self, counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    fn add_sim(&self, s: SimStats) {
+        let mut t = self.sim.lock().unwrap();
+        t.ops += s.ops;
+        t.power_cuts += s.power_cuts;
+        t.sectors_lost += s.sectors_lost;
+        t.sectors_kept += s.sectors_kept;
+        t.stale_sectors += s.stale_sectors;
+        t.dir_changes_lost += s.dir_changes_lost;
+        t.dir_changes_kept += s.dir_changes_kept;
+    }
+}
+
+/// One log on one simulated disk, and what is known about its contents.
+struct Life<'a> {
+    rng: Rng,
+    sim: SimStorage,
+    config: Config,
+    /// User records inserted and not known to be lost, by start LSN.
+    model: BTreeMap<Lsn, Inserted>,
+    /// Everything below is acknowledged durable.
+    durable: Lsn,
+    boot: u64,
+    totals: &'a Totals,
+}
+
+fn storage(sim: &SimStorage) -> Arc<dyn Storage> {
+    Arc::new(sim.clone())
+}
+
+impl<'a> Life<'a> {
+    fn new(seed: u64, totals: &'a Totals) -> Self {
+        let mut rng = Rng(seed);
+        let configs = strategy_configs();
+        let mut config = configs[rng.below(configs.len() as u64) as usize].clone();
+        config.sync_method =
+            DURABLE_SYNC_METHODS[rng.below(DURABLE_SYNC_METHODS.len() as u64) as usize];
+        config.insert_slots = 1 + rng.below(8) as usize;
+        config.buffers = (4 + rng.below(13)) * 8192;
+        if config.validate().is_err() {
+            config.insert_slots = 4;
+        }
+        Life {
+            rng,
+            sim: SimStorage::new(seed),
+            config,
+            model: BTreeMap::new(),
+            durable: Lsn::INVALID,
+            boot: 0,
+            totals,
+        }
+    }
+
+    fn run(&mut self, cuts: u64, waldump_counter: &AtomicU64) -> Result<(), String> {
+        let wal = Wal::create_with_storage(DIR, self.config.clone(), storage(&self.sim))
+            .map_err(|e| format!("create: {e}"))?;
+        let mut wal = Some(wal);
+        for cut in 0..cuts {
+            let live = wal.take().ok_or("no log")?;
+            self.boot_and_cut(live);
+            let (recovered, report, unusual) = self.recover()?;
+            self.verify(&recovered, &report)
+                .map_err(|e| format!("after cut {cut} (boot {}): {e}", self.boot))?;
+            // Relaxed: a ticket counter.
+            let ticket = waldump_counter.fetch_add(1, Ordering::Relaxed);
+            if self.config.format == WalFormat::Postgres15
+                && (unusual || ticket % WALDUMP_EVERY == 0)
+            {
+                self.waldump(&report)
+                    .map_err(|e| format!("after cut {cut}: {e}"))?;
+            }
+            wal = Some(recovered);
+        }
+        drop(wal);
+        self.totals.add_sim(self.sim.stats());
+        Ok(())
+    }
+
+    /// Runs the workload on `wal` until an armed power cut hits, or cuts
+    /// the power after it.
+    fn boot_and_cut(&mut self, wal: Wal) {
+        self.boot += 1;
+        let threads = 1 + self.rng.below(4);
+        let ops_per_thread = 10 + self.rng.below(50);
+        let cut_after = 1 + self.rng.below(80);
+        self.sim.arm_power_cut(cut_after);
+        let inserted = Mutex::new(Vec::new());
+        let acked = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let mut rng = Rng(self.rng.next());
+                let (wal, inserted, acked) = (&wal, &inserted, &acked);
+                let boot = self.boot;
+                s.spawn(move || {
+                    for i in 0..ops_per_thread {
+                        let roll = rng.below(100);
+                        if t == 0 && roll < 2 {
+                            if wal.checkpoint().is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        if t == 0 && roll < 3 {
+                            if wal.switch_segment().is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        let tag = boot << 24 | t << 16 | i;
+                        let len = rng.payload_len();
+                        let Ok(span) =
+                            wal.insert_span(&Record::new(USER_RMID, 0, payload(tag, len)))
+                        else {
+                            return;
+                        };
+                        inserted.lock().unwrap().push((
+                            span.start,
+                            Inserted {
+                                end: span.end,
+                                tag,
+                                len,
+                            },
+                        ));
+                        if rng.one_in(3) {
+                            match wal.flush(span.end) {
+                                // Relaxed: read after the threads are joined.
+                                Ok(upto) => drop(acked.fetch_max(upto.0, Ordering::Relaxed)),
+                                Err(_) => return,
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        if self.sim.is_cut() {
+            self.totals.add(&self.totals.cuts_mid_workload, 1);
+        } else {
+            self.sim.disarm_power_cut();
+            self.sim.power_cut();
+        }
+        drop(wal);
+        self.sim.restart();
+        self.totals.add(&self.totals.cuts, 1);
+        let inserted = inserted.into_inner().unwrap();
+        self.totals
+            .add(&self.totals.records_inserted, inserted.len() as u64);
+        self.model.extend(inserted);
+        self.durable = self.durable.max(Lsn(acked.into_inner()));
+    }
+
+    /// Opens the log after a cut, sometimes cutting recovery itself (and
+    /// then the interrupted recovery's successor) and restarting it.
+    fn recover(&mut self) -> Result<(Wal, RecoveryReport, bool), String> {
+        let cut_recovery = self.rng.one_in(8);
+        let before = if cut_recovery {
+            Some(self.user_records_on_disk()?)
+        } else {
+            None
+        };
+        let mut unusual = false;
+        for attempt in 0..10 {
+            if cut_recovery && attempt < 2 {
+                self.sim.arm_power_cut(1 + self.rng.below(60));
+            }
+            let opened = Wal::open_with_storage(DIR, self.config.clone(), storage(&self.sim));
+            self.sim.disarm_power_cut();
+            match opened {
+                Ok((wal, report)) if !self.sim.is_cut() => {
+                    if report.overwritten.is_some() {
+                        unusual = true;
+                        self.totals.add(&self.totals.overwritten_contrecords, 1);
+                    }
+                    if let Some(before) = before {
+                        let after = self.user_records_on_disk()?;
+                        if before != after {
+                            return Err(format!(
+                                "recovery cut and restarted changed the records: {} before, {} after",
+                                before.len(),
+                                after.len()
+                            ));
+                        }
+                    }
+                    return Ok((wal, report, unusual));
+                }
+                Ok((wal, _)) => drop(wal),
+                Err(e) if !self.sim.is_cut() => {
+                    return Err(format!("recovery failed without a power cut: {e}"))
+                }
+                Err(_) => {}
+            }
+            unusual = true;
+            self.totals.add(&self.totals.recovery_cuts, 1);
+            self.sim.restart();
+        }
+        Err("recovery never finished".into())
+    }
+
+    /// The user records of the log as the disk holds it now: (LSN, end).
+    fn user_records_on_disk(&self) -> Result<Vec<(Lsn, Lsn)>, String> {
+        let control = walden::segment::ControlFile::read(&self.sim, DIR.as_ref())
+            .map_err(|e| e.to_string())?;
+        let (records, _) = read_log(storage(&self.sim), DIR, control.redo)?;
+        Ok(records
+            .iter()
+            .filter(|r| r.header.rmid == USER_RMID)
+            .map(|r| (r.lsn, r.end))
+            .collect())
+    }
+
+    /// Checks the invariants of the module docs and makes the model the
+    /// recovered log.
+    fn verify(&mut self, wal: &Wal, report: &RecoveryReport) -> Result<(), String> {
+        let (records, _) = read_log(storage(&self.sim), DIR, report.redo)?;
+        let user: Vec<&WalRecord> = records
+            .iter()
+            .filter(|r| r.header.rmid == USER_RMID)
+            .collect();
+        self.model = self.model.split_off(&report.redo);
+        let expected: Vec<(Lsn, Inserted)> = self.model.iter().map(|(k, v)| (*k, *v)).collect();
+        for (i, r) in user.iter().enumerate() {
+            let Some((lsn, e)) = expected.get(i) else {
+                return Err(format!(
+                    "record at {} replayed past the end of what was inserted (stale or garbage)",
+                    r.lsn
+                ));
+            };
+            if r.lsn != *lsn || Lsn(maxalign(r.end.0)) != e.end || !is_user_record(r, e.tag, e.len)
+            {
+                let body = r.decode_body().map(|b| b.main_data).unwrap_or_default();
+                return Err(format!(
+                    "record at {} (end {}, {} bytes, tag {:?}) is not the record inserted at {lsn} \
+                     (end {}, {} bytes, tag {:#x}): stale, stitched or a hole",
+                    r.lsn,
+                    r.end,
+                    body.len(),
+                    body.get(..8).map(|t| format!("{t:02x?}")),
+                    e.end,
+                    e.len,
+                    e.tag
+                ));
+            }
+        }
+        let kept = user.len();
+        if let Some((lsn, lost)) = expected[kept..].iter().find(|(_, e)| e.end <= self.durable) {
+            return Err(format!(
+                "acknowledged record at {lsn} (end {}) lost: durable up to {}, recovery ended at {} ({})",
+                lost.end, self.durable, report.end, report.stop
+            ));
+        }
+        if report.end > wal.insert_position() {
+            return Err(format!(
+                "recovery reported end {} past the insert position {}",
+                report.end,
+                wal.insert_position()
+            ));
+        }
+        let acked = expected[..kept]
+            .iter()
+            .filter(|(_, e)| e.end <= self.durable)
+            .count();
+        self.totals.add(&self.totals.records_verified, kept as u64);
+        self.totals.add(&self.totals.acked_verified, acked as u64);
+        self.model = expected[..kept].iter().copied().collect();
+        if let Some(last) = user.last() {
+            // What recovery found is durable: it must survive every later cut.
+            self.durable = self.durable.max(last.end);
+        }
+        Ok(())
+    }
+
+    /// Writes the disk's log to a real directory and runs pg_waldump on it.
+    fn waldump(&self, report: &RecoveryReport) -> Result<(), String> {
+        let (records, _) = read_log(storage(&self.sim), DIR, report.redo)?;
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return Err("no record after the redo point".into());
+        };
+        let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+        self.sim
+            .materialize(DIR.as_ref(), tmp.path())
+            .map_err(|e| e.to_string())?;
+        // pg_waldump takes the segment size from whichever segment file it
+        // lists first: leave only the ones it reads.
+        let seg = SegmentSize::new(self.config.segment_size).map_err(|e| e.to_string())?;
+        let wanted = seg.segno(first.lsn)..=seg.segno(Lsn(last.end.0 - 1));
+        for entry in std::fs::read_dir(tmp.path()).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if !seg
+                .parse_file_name(name)
+                .is_some_and(|(_, s)| wanted.contains(&s))
+            {
+                std::fs::remove_file(&path).map_err(|e| e.to_string())?;
+            }
+        }
+        let out = walden_testkit::run_pg_waldump([
+            "-q".as_ref(),
+            "-p".as_ref(),
+            tmp.path().as_os_str(),
+            "-s".as_ref(),
+            first.lsn.to_string().as_ref(),
+            "-e".as_ref(),
+            last.end.to_string().as_ref(),
+        ])
+        .map_err(|e| e.to_string())?;
+        self.totals.add(&self.totals.waldump_runs, 1);
+        if !out.status.success() {
+            return Err(format!(
+                "pg_waldump -s {} -e {} failed: {}",
+                first.lsn,
+                last.end,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
+    let totals = Totals::default();
+    let waldump_counter = AtomicU64::new(0);
+    if let Ok(seed) = std::env::var("WALDEN_POWER_CUT_SEED") {
+        let seed: u64 = seed.parse().expect("WALDEN_POWER_CUT_SEED is a number");
+        let mut life = Life::new(seed, &totals);
+        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump_counter) {
+            panic!("life {seed} ({:?}): {e}", life.config);
+        }
+        println!("life {seed} passed: {totals:?}");
+        return;
+    }
+    let cuts = count_from_env("WALDEN_POWER_CUTS", 10_000);
+    let base = seed_from_env("WALDEN_POWER_CUT_BASE");
+    let lives = cuts.div_ceil(CUTS_PER_LIFE);
+    println!("power cuts: {cuts} in {lives} lives, WALDEN_POWER_CUT_BASE={base}");
+    let next = AtomicU64::new(0);
+    let failures = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                // Relaxed: a ticket counter.
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= lives || !failures.lock().unwrap().is_empty() {
+                    return;
+                }
+                let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+                let mut life = Life::new(seed, &totals);
+                if let Err(e) = life.run(CUTS_PER_LIFE, &waldump_counter) {
+                    failures.lock().unwrap().push(format!(
+                        "life seed {seed} ({:?}, sync {}): {e}\n  replay: WALDEN_POWER_CUT_SEED={seed} \
+                         cargo test -p walden --release --test power_cut",
+                        life.config.format, life.config.sync_method
+                    ));
+                }
+                totals.add(&totals.lives, 1);
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let sim = *totals.sim.lock().unwrap();
+    println!(
+        "{} lives, {} power cuts ({} mid-workload), {} recovery cuts, {} records inserted, \
+         {} records verified ({} acknowledged), 0 acknowledged lost, 0 stale accepted, \
+         {} cut-off records overwritten, {} pg_waldump runs, in {:.1} s",
+        totals.get(&totals.lives),
+        totals.get(&totals.cuts),
+        totals.get(&totals.cuts_mid_workload),
+        totals.get(&totals.recovery_cuts),
+        totals.get(&totals.records_inserted),
+        totals.get(&totals.records_verified),
+        totals.get(&totals.acked_verified),
+        totals.get(&totals.overwritten_contrecords),
+        totals.get(&totals.waldump_runs),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "faults: {} storage ops, {} unsynced sectors lost ({} filled with stale bytes), {} kept, \
+         {} directory changes forgotten, {} kept",
+        sim.ops,
+        sim.sectors_lost,
+        sim.stale_sectors,
+        sim.sectors_kept,
+        sim.dir_changes_lost,
+        sim.dir_changes_kept
+    );
+    assert!(totals.get(&totals.cuts) >= cuts);
+    assert!(
+        totals.get(&totals.acked_verified) > 0 && totals.get(&totals.cuts_mid_workload) > cuts / 2,
+        "the workload acknowledged records and most cuts hit it mid-way"
+    );
+}
