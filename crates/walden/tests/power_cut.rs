@@ -17,8 +17,9 @@
 //! - a recovery that was cut and restarted ends with the same records as the
 //!   crash image had;
 //! - for Postgres15 logs, `pg_waldump` reads the recovered log with exit 0,
-//!   on every 50th cut and on every cut whose recovery took an unusual path
-//!   (recovery cut and restarted, or a cut-off record overwritten).
+//!   after every recovery (`WALDEN_WALDUMP_EVERY=N`: every N-th, and every
+//!   one whose recovery took an unusual path: recovery cut and restarted,
+//!   or a cut-off record overwritten).
 //!
 //! `WALDEN_POWER_CUTS` sets the number of cuts (default 10,000, in lives of
 //! 20). A failure prints its life's seed; `WALDEN_POWER_CUT_SEED=<seed>`
@@ -43,8 +44,9 @@ use walden::{Config, Lsn, Record, RecoveryReport, SegmentSize, Wal, WalFormat};
 
 /// Cuts per life.
 const CUTS_PER_LIFE: u64 = 20;
-/// Every this many cuts (over the run), pg_waldump checks the log.
-const WALDUMP_EVERY: u64 = 50;
+/// Every this many cuts (over the run), pg_waldump checks the log, unless
+/// `WALDEN_WALDUMP_EVERY` says otherwise.
+const WALDUMP_EVERY: u64 = 1;
 
 /// A record inserted and not known to be lost.
 #[derive(Clone, Copy, Debug)]
@@ -131,7 +133,7 @@ impl<'a> Life<'a> {
         }
     }
 
-    fn run(&mut self, cuts: u64, waldump_counter: &AtomicU64) -> Result<(), String> {
+    fn run(&mut self, cuts: u64, waldump: &WaldumpSchedule) -> Result<(), String> {
         let wal = Wal::create_with_storage(DIR, self.config.clone(), storage(&self.sim))
             .map_err(|e| format!("create: {e}"))?;
         let mut wal = Some(wal);
@@ -141,11 +143,7 @@ impl<'a> Life<'a> {
             let (recovered, report, unusual) = self.recover()?;
             self.verify(&recovered, &report)
                 .map_err(|e| format!("after cut {cut} (boot {}): {e}", self.boot))?;
-            // Relaxed: a ticket counter.
-            let ticket = waldump_counter.fetch_add(1, Ordering::Relaxed);
-            if self.config.format == WalFormat::Postgres15
-                && (unusual || ticket % WALDUMP_EVERY == 0)
-            {
+            if self.config.format == WalFormat::Postgres15 && waldump.due(unusual) {
                 self.waldump(&report)
                     .map_err(|e| format!("after cut {cut}: {e}"))?;
             }
@@ -398,14 +396,36 @@ impl<'a> Life<'a> {
     }
 }
 
+/// Which recoveries pg_waldump checks: every `every`-th over the run, and
+/// every unusual one.
+struct WaldumpSchedule {
+    every: u64,
+    tickets: AtomicU64,
+}
+
+impl WaldumpSchedule {
+    fn from_env() -> Self {
+        WaldumpSchedule {
+            every: count_from_env("WALDEN_WALDUMP_EVERY", WALDUMP_EVERY).max(1),
+            tickets: AtomicU64::new(0),
+        }
+    }
+
+    fn due(&self, unusual: bool) -> bool {
+        // Relaxed: a ticket counter.
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        unusual || ticket % self.every == 0
+    }
+}
+
 #[test]
 fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
     let totals = Totals::default();
-    let waldump_counter = AtomicU64::new(0);
+    let waldump = WaldumpSchedule::from_env();
     if let Ok(seed) = std::env::var("WALDEN_POWER_CUT_SEED") {
         let seed: u64 = seed.parse().expect("WALDEN_POWER_CUT_SEED is a number");
         let mut life = Life::new(seed, &totals);
-        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump_counter) {
+        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
             panic!("life {seed} ({:?}): {e}", life.config);
         }
         println!("life {seed} passed: {totals:?}");
@@ -429,7 +449,7 @@ fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
                 }
                 let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 let mut life = Life::new(seed, &totals);
-                if let Err(e) = life.run(CUTS_PER_LIFE, &waldump_counter) {
+                if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
                     failures.lock().unwrap().push(format!(
                         "life seed {seed} ({:?}, sync {}): {e}\n  replay: WALDEN_POWER_CUT_SEED={seed} \
                          cargo test -p walden --release --test power_cut",

@@ -22,13 +22,14 @@
 mod fault_support;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use fault_support::{
-    is_user_record, payload, read_log, strategy_configs, Rng, DIR, DURABLE_SYNC_METHODS, USER_RMID,
+    is_user_record, payload, read_log, storage, strategy_configs, Rng, DIR, DURABLE_SYNC_METHODS,
+    USER_RMID,
 };
 use walden::lsn::maxalign;
-use walden::segment::{SimStorage, Storage};
+use walden::segment::SimStorage;
 use walden::{Config, Lsn, Record, SyncMethod, Wal};
 
 const THREADS: u64 = 4;
@@ -47,10 +48,6 @@ struct Run {
     syncs: u64,
     /// Syncs failed.
     failed: u64,
-}
-
-fn storage(sim: &SimStorage) -> Arc<dyn Storage> {
-    Arc::new(sim.clone())
 }
 
 /// The configurations and how densely to inject: every sync, once and
