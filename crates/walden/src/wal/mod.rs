@@ -245,6 +245,14 @@ pub struct Wal {
     closed: bool,
 }
 
+// Every method takes `&self`, so one `Wal` serves any number of threads
+// (shared through an `Arc` or a scope); this fails to compile if a field
+// ever makes it lose `Send` or `Sync`.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Wal>();
+};
+
 impl Wal {
     /// Inserts a record from any thread; returns the LSN just past it, to
     /// pass to [`Wal::flush`] (PostgreSQL: `XLogInsert`).
