@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use support::{insert_at_page_offset, payload, read_from};
+use support::{insert_at_page_offset, payload, pg_waldump_agrees};
 use walden::format::page::PageHeader;
 use walden::lsn::{maxalign, Lsn, PAGE_SIZE};
 use walden::read::WalRecord;
@@ -96,42 +96,6 @@ fn first_record(wal: &Wal, from: Lsn) -> Lsn {
         .unwrap()
         .unwrap()
         .lsn
-}
-
-/// Runs `pg_waldump` over `[start, end of WAL)`: with `-q` and without, it
-/// must exit 0 and show as many records as Walden's reader reads there.
-/// Returns those records and pg_waldump's output.
-///
-/// The first and last segments are named: without them pg_waldump takes
-/// the segment size from whichever segment file `readdir` lists first, and
-/// a zero-filled one prepared ahead of need has none.
-fn pg_waldump_agrees(dir: &Path, seg: SegmentSize, start: Lsn) -> (Vec<WalRecord>, String) {
-    let (records, _) = read_from(dir, Some(start));
-    let end = records.last().unwrap().end;
-    let d = dir.to_str().unwrap();
-    let (s, e) = (start.to_string(), end.to_string());
-    let first_seg = seg.file_name(1, seg.segno(start));
-    let last_seg = seg.file_name(1, seg.segno(Lsn(end.as_u64() - 1)));
-    let run = |quiet: bool| {
-        let args = ["-q", "-p", d, "-s", &s, "-e", &e, &first_seg, &last_seg];
-        let out = walden_testkit::run_pg_waldump(&args[usize::from(!quiet)..]).unwrap();
-        assert!(
-            out.status.success(),
-            "pg_waldump{} -p {d} -s {s} -e {e} {first_seg} {last_seg}: {}",
-            if quiet { " -q" } else { "" },
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    assert_eq!(run(true), "", "pg_waldump -q reports nothing");
-    let text = run(false);
-    let lines = text.lines().filter(|l| l.starts_with("rmgr:")).count();
-    assert_eq!(
-        lines,
-        records.len(),
-        "records shown by pg_waldump vs read by Walden"
-    );
-    (records, text)
 }
 
 /// A segment file as found on disk.
