@@ -19,7 +19,7 @@ use walden::format::message::OverwriteContrecord;
 use walden::format::record::RecordHeader;
 use walden::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use walden::lsn::{maxalign, PAGE_SIZE};
-use walden::read::{ReaderOptions, WalReader};
+use walden::read::{ReadError, ReaderOptions, WalReader};
 use walden::{Lsn, SegmentSize};
 
 /// Undamaged WAL and the records it holds.
@@ -88,7 +88,8 @@ fn sample_bases() -> Option<&'static [Base; 2]> {
                         segments: segments.clone(),
                     },
                     start,
-                );
+                )
+                .unwrap();
                 let mut records = HashMap::new();
                 while let Ok(Some(rec)) = r.next_record() {
                     records.insert(rec.lsn, (rec.header, rec.body));
@@ -105,12 +106,13 @@ fn sample_bases() -> Option<&'static [Base; 2]> {
         .as_ref()
 }
 
-fn reader(source: MemSource, start: Lsn) -> WalReader {
+/// A reader of `source` from `start`; an error if it refuses that start.
+fn reader(source: MemSource, start: Lsn) -> Result<WalReader, ReadError> {
     let opts = ReaderOptions {
         start: Some(start),
         ..Default::default()
     };
-    WalReader::with_source(Box::new(source), opts).unwrap()
+    WalReader::with_source(Box::new(source), opts)
 }
 
 #[derive(Clone, Debug)]
@@ -191,7 +193,8 @@ fn check_damaged(base: &Base, damages: &[Damage]) -> Result<(), TestCaseError> {
             segments,
         },
         base.start,
-    );
+    )
+    .unwrap();
     let mut last = None;
     for _ in 0..=base.records.len() {
         match r.next_record() {
@@ -394,13 +397,9 @@ fn read_checking_crcs(
         seg: base.seg,
         segments,
     };
-    let opts = ReaderOptions {
-        start: Some(start),
-        ..Default::default()
-    };
     // A start the reader refuses (inside a page header, say) is a typed
     // error, not a panic.
-    let Ok(mut r) = WalReader::with_source(Box::new(source), opts) else {
+    let Ok(mut r) = reader(source, start) else {
         return Ok(());
     };
     let mut last = None;
