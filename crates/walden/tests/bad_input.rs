@@ -6,12 +6,14 @@ mod fault_support;
 
 use std::path::Path;
 
-use fault_support::{payload, read_log, small_config, storage, DIR, USER_RMID};
+use fault_support::{
+    assert_acknowledged, payload, read_log, small_config, storage, Acked, DIR, USER_RMID,
+};
 use walden::segment::{
     ControlFile, ControlFileError, CorruptControlFile, SegmentError, SimStorage, Storage,
 };
 use walden::write::WriteError;
-use walden::{Config, ConfigError, Error, Lsn, Record, RecordError, SegmentSize, SyncMethod, Wal};
+use walden::{Config, ConfigError, Error, Record, RecordError, SegmentSize, SyncMethod, Wal};
 use walden::{WalFormat, MAX_RECORD_SIZE};
 
 fn config() -> Config {
@@ -19,14 +21,14 @@ fn config() -> Config {
 }
 
 /// A log on `sim` with `n` flushed records; returns their (start, tag, len).
-fn flushed_log(sim: &SimStorage, n: u64) -> Vec<(Lsn, u64, usize)> {
+fn flushed_log(sim: &SimStorage, n: u64) -> Vec<Acked> {
     let wal = Wal::create_with_storage(DIR, config(), storage(sim)).unwrap();
     let records = insert_flushed(&wal, 0, n);
     drop(wal);
     records
 }
 
-fn insert_flushed(wal: &Wal, first_tag: u64, n: u64) -> Vec<(Lsn, u64, usize)> {
+fn insert_flushed(wal: &Wal, first_tag: u64, n: u64) -> Vec<Acked> {
     let mut out = Vec::new();
     for tag in first_tag..first_tag + n {
         let len = 100 + (tag as usize * 37) % 3000;
@@ -40,16 +42,10 @@ fn insert_flushed(wal: &Wal, first_tag: u64, n: u64) -> Vec<(Lsn, u64, usize)> {
 }
 
 /// Reopens the log on `sim` and checks every record of `flushed` is there.
-fn assert_all_present(sim: &SimStorage, flushed: &[(Lsn, u64, usize)]) {
+fn assert_all_present(sim: &SimStorage, flushed: &[Acked]) {
     let (_wal, report) = Wal::open_with_storage(DIR, config(), storage(sim)).unwrap();
     let (records, _) = read_log(storage(sim), DIR, report.redo).unwrap();
-    for &(lsn, tag, len) in flushed {
-        let r = records
-            .iter()
-            .find(|r| r.lsn == lsn)
-            .unwrap_or_else(|| panic!("flushed record at {lsn} lost"));
-        assert_eq!(r.decode_body().unwrap().main_data, payload(tag, len));
-    }
+    assert_acknowledged(&records, flushed);
 }
 
 fn segment_path(seg: u64) -> std::path::PathBuf {
@@ -258,7 +254,7 @@ fn a_missing_middle_segment_stops_recovery() {
 
 /// Inserts and flushes records until one fails; returns the flushed ones
 /// and the error.
-fn fill_until_error(wal: &Wal) -> (Vec<(Lsn, u64, usize)>, Error) {
+fn fill_until_error(wal: &Wal) -> (Vec<Acked>, Error) {
     let mut flushed = Vec::new();
     for tag in 1000.. {
         let len = 4000;
