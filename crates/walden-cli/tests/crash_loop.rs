@@ -16,6 +16,9 @@ use common::{verify_acked, walden};
 use walden::read::{ReaderOptions, WalReader};
 use walden::{Lsn, SegmentSize};
 
+/// Segment size of the log `walden write` makes, in bytes.
+const SEGMENT_BYTES: u64 = 1 << 20;
+
 #[test]
 fn sigkill_loop_loses_no_acknowledged_record() {
     let kills: u32 = std::env::var("WALDEN_CRASH_KILLS")
@@ -58,7 +61,7 @@ fn sigkill_loop_loses_no_acknowledged_record() {
             ])
             .args([
                 "--segment-size",
-                "1MB",
+                &SEGMENT_BYTES.to_string(),
                 "--buffers",
                 "256KB",
                 "--sync",
@@ -109,7 +112,7 @@ fn sigkill_loop_loses_no_acknowledged_record() {
     // The first and last segments are named: without them pg_waldump takes
     // the segment size from whichever file `readdir` lists first, and a
     // zero-filled one prepared ahead of need has none.
-    let seg = SegmentSize::new(1 << 20).unwrap();
+    let seg = SegmentSize::new(SEGMENT_BYTES).unwrap();
     let out = walden_testkit::run_pg_waldump([
         "-q".as_ref(),
         "-p".as_ref(),
