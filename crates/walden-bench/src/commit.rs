@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use walden::format::rmgr::RM_MIN_CUSTOM_ID;
+use walden::rmgr::RM_MIN_CUSTOM_ID;
 use walden::{Config, Record, SyncMethod};
 
 use crate::fresh_wal::{run_cases, CaseFigures, FreshWal, FreshWalError, WalSlice};

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use walden::segment::{FileSyncMode, OpenOptions, Storage, StorageFile};
+use walden::{FileSyncMode, OpenOptions, Storage, StorageFile};
 
 /// See the module docs.
 pub struct DelayStorage {
@@ -148,7 +148,7 @@ impl StorageFile for DelayFile {
 mod tests {
     use super::*;
     use std::time::Instant;
-    use walden::segment::FsStorage;
+    use walden::FsStorage;
 
     #[test]
     fn durable_writes_and_syncs_take_the_delay_plain_writes_do_not() {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use walden::segment::{OpenOptions, Storage, StorageFile};
+use walden::{OpenOptions, Storage, StorageFile};
 
 /// See the module docs.
 #[derive(Debug, Default)]

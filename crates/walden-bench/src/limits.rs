@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use walden::format::crc::body_crc;
+use walden::internals::format::crc::body_crc;
 
 use crate::measure::{run_threads, Measured, Timing};
 

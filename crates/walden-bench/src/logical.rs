@@ -29,9 +29,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use walden::buffer::{BufferRing, PageIdentity};
-use walden::format::crc::body_crc;
-use walden::lsn::{Lsn, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
+use walden::internals::format::crc::body_crc;
+use walden::internals::{BufferRing, PageIdentity};
+use walden::internals::{PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
+use walden::Lsn;
 use walden::{Config, PageInitKind, Record, SegmentSize, SlotChoice, SyncMethod, Wal, WalFormat};
 
 use crate::discard::DiscardStorage;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use walden::format::rmgr::{RM_MIN_CUSTOM_ID, RM_XACT_ID, XLOG_XACT_COMMIT};
+use walden::rmgr::{RM_MIN_CUSTOM_ID, RM_XACT_ID, XLOG_XACT_COMMIT};
 use walden::{Config, Record, SyncMethod};
 
 use crate::fresh_wal::{run_cases, CaseFigures, FreshWal, FreshWalError, WalSlice};

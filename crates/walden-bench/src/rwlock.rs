@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::sync::ShardedLock;
 use serde::Serialize;
-use walden::sync::ReadBiasedLock;
+use walden::internals::ReadBiasedLock;
 
 use crate::latency::LatencyHistogram;
 use crate::measure::{interleave, Merge};

@@ -20,11 +20,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde::Serialize;
-use walden::read::{ReadError, ReaderOptions, SegmentSource, SourceError, WalReader, WalRecord};
-use walden::segment::FsStorage;
+use walden::FsStorage;
 use walden::{
     Config, Lsn, Record, ReservationKind, SegmentSize, SyncMethod, TimeLineId, Wal, WalFormat,
 };
+use walden::{ReadError, ReaderOptions, SegmentSource, SourceError, WalReader, WalRecord};
 
 /// The unit storage writes atomically.
 pub const SECTOR: u64 = 512;

@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use walden::lsn::PAGE_SIZE;
-use walden::segment::{FsStorage, Storage};
+use walden::internals::PAGE_SIZE;
 use walden::{Config, Eviction, SegmentSize, SyncMethod, Wal};
+use walden::{FsStorage, Storage};
 
 use crate::delay::DelayStorage;
 use crate::measure::grid;

@@ -8,8 +8,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
-use walden::read::{ReaderOptions, WalReader};
 use walden::{Lsn, SegmentSize, TimeLineId};
+use walden::{ReaderOptions, WalReader};
 
 use stats::Stats;
 

@@ -6,9 +6,10 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use walden::read::{ReadError, ReaderOptions, WalReader};
-use walden::segment::{ControlFile, FsStorage, SegmentFiles};
+use walden::internals::{ControlFile, SegmentFiles};
+use walden::FsStorage;
 use walden::Lsn;
+use walden::{ReadError, ReaderOptions, WalReader};
 
 use crate::dump::stats::Stats;
 

@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use walden::format::message::LogicalMessage;
-use walden::format::rmgr::RM_LOGICALMSG_ID;
-use walden::read::{ReadError, ReaderOptions, WalReader};
+use walden::message::LogicalMessage;
+use walden::rmgr::RM_LOGICALMSG_ID;
 use walden::Lsn;
+use walden::{ReadError, ReaderOptions, WalReader};
 
 use crate::load::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
 

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use walden::segment::{ControlFile, FsStorage};
+use walden::internals::ControlFile;
+use walden::FsStorage;
 use walden::{
     Config, Eviction, PageInitKind, Record, ReservationKind, SlotChoice, SyncMethod, Wal, WalFormat,
 };

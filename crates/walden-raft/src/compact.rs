@@ -36,7 +36,6 @@
 
 use std::path::Path;
 
-use walden::lsn::maxalign;
 use walden::{Lsn, Record, SegmentSize, Wal};
 
 use crate::error::RaftStoreError;
@@ -130,10 +129,7 @@ impl Checkpoints {
             return Ok(Compaction::NothingToReclaim);
         }
         let records = rebuild()?;
-        let bytes: u64 = records
-            .iter()
-            .map(|r| maxalign(r.encoded_len() as u64))
-            .sum();
+        let bytes: u64 = records.iter().map(|r| r.aligned_len()).sum();
         let capacity = self.seg.usable_bytes();
         if bytes >= capacity {
             return Ok(Compaction::TooLarge { bytes, capacity });

@@ -5,10 +5,10 @@ use std::io;
 use std::path::PathBuf;
 
 use openraft::{AnyError, ErrorSubject, ErrorVerb, NodeId, StorageError, StorageIOError};
-use walden::format::body::BodyError;
-use walden::lsn::BadSegmentSize;
-use walden::read::ReadError;
+use walden::BadSegmentSize;
+use walden::BodyError;
 use walden::Lsn;
+use walden::ReadError;
 
 use crate::codec::RecordKind;
 use crate::contents::Discontinuity;

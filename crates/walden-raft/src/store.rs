@@ -10,8 +10,7 @@ use openraft::{
     ErrorSubject, ErrorVerb, LogId, LogState, OptionalSend, RaftLogReader, RaftTypeConfig,
     StorageError, Vote,
 };
-use walden::read::ReadError;
-use walden::segment::ControlFile;
+use walden::ReadError;
 use walden::{Config, Lsn, SegmentSize, Wal};
 
 use crate::codec::{LogRecord, RecordKind};
@@ -90,7 +89,7 @@ where
             dir: dir.clone(),
             source,
         };
-        let (wal, redo, end) = if ControlFile::path(&dir).exists() {
+        let (wal, redo, end) = if Wal::exists(&dir) {
             let (wal, report) = Wal::open(&dir, config).map_err(wal_err)?;
             (wal, report.redo, report.end)
         } else {

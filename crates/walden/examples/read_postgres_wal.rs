@@ -7,7 +7,7 @@
 
 use std::error::Error;
 
-use walden::read::{ReadError, ReaderOptions, WalReader};
+use walden::{ReadError, ReaderOptions, WalReader};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let dir = std::env::args()

@@ -6,43 +6,72 @@
 //! PostgreSQL 15, so PostgreSQL's own `pg_waldump` verifies what Walden
 //! writes and Walden reads what a PostgreSQL server writes.
 //!
-//! The modules follow the data path:
-//! - [`lsn`]: log sequence numbers and usable-byte-position arithmetic;
-//! - [`insert`]: insertion slots, space reservation, copying into pages;
-//! - [`buffer`]: the shared buffer ring and how its pages are initialised;
-//! - [`write`](mod@write): writing pages out, group flush, sync methods;
-//! - [`segment`]: segment files, the control file, the storage trait;
-//! - [`format`](mod@format): the on-disk format (page headers, record header, body, CRC);
-//! - [`read`]: reading and validating WAL from segment files;
-//! - [`sync`]: concurrency primitives used on the insert path.
+//! The public API is what an application needs:
+//! - a log: [`Wal`] (create, open with recovery, insert, flush, checkpoint,
+//!   switch, read back), its [`Config`] with the strategy enums, the
+//!   [`Record`]s it takes and the [`Stats`] it keeps;
+//! - reading any WAL directory, PostgreSQL's included: [`WalReader`],
+//!   [`WalRecord`] and the decoded [`Body`], with [`rmgr`] (resource
+//!   manager ids and names) and [`message`] (the records Walden writes or
+//!   describes);
+//! - the file system it goes through: the [`Storage`] trait, with
+//!   [`FsStorage`] for real files (and, with the `sim` feature,
+//!   `SimStorage`, which loses power and injects faults);
+//! - typed errors: [`Error`] and the per-layer errors it wraps.
+//!
+//! The mechanisms behind it (insertion slots, the reservation designs, the
+//! buffer ring, the writer, the segment files, the concurrency primitives)
+//! are private; `docs/architecture.md` walks them in data-path order. The
+//! benchmarks and model tests reach them through a hidden `internals`
+//! module behind the `internals` feature, which is not part of the stable
+//! API.
 
-pub mod buffer;
+// Without `internals`, mechanisms that only the benchmarks and model tests
+// call are unused in this crate; with it (every workspace build, which the
+// lints run on) they are exported, so dead code is still caught there.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
+
+mod buffer;
 mod config;
 mod error;
-pub mod format;
-pub mod insert;
-pub mod lsn;
+mod format;
+mod insert;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals;
+mod lsn;
 mod names;
-pub mod read;
+mod read;
 mod record;
-pub mod segment;
-pub mod sync;
+mod segment;
+mod sync;
 mod wal;
-pub mod write;
+mod write;
 
 pub use buffer::{Eviction, PageInitKind};
 pub use config::{Config, ConfigError, MAX_INSERT_SLOTS};
 pub use error::Error;
-pub use format::WalFormat;
+pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};
+pub use format::record::RecordHeader;
+pub use format::{message, rmgr, WalFormat};
 pub use insert::reserve::ReservationKind;
 pub use insert::slots::SlotChoice;
 pub use insert::RecordSpan;
-pub use lsn::{Lsn, SegmentSize, TimeLineId};
+pub use lsn::{BadSegmentSize, Lsn, SegmentSize, TimeLineId};
 pub use names::ParseKindError;
-pub use read::{ReadError, ReaderOptions, WalReader, WalRecord};
+pub use read::{
+    DirSource, EndOfWalReason, ReadError, ReaderOptions, SegmentSource, SourceError, WalReader,
+    WalRecord,
+};
 pub use record::{Record, RecordError, MAX_RECORD_SIZE};
+pub use segment::{
+    ControlFileError, CorruptControlFile, FileOp, FileSyncMode, FsStorage, InvalidControlValue,
+    IoFailure, OpenOptions, SegmentError, Storage, StorageFile,
+};
+#[cfg(feature = "sim")]
+pub use segment::{SimStats, SimStorage};
 pub use wal::{RecoveryReport, Stats, Wal};
-pub use write::SyncMethod;
+pub use write::{SyncMethod, WriteError, WriterStats};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

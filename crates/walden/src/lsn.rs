@@ -157,7 +157,7 @@ pub struct BadSegmentSize(pub u64);
 /// A power of two from 1 MiB to 1 GiB, as PostgreSQL requires.
 ///
 /// ```
-/// use walden::lsn::SegmentSize;
+/// use walden::SegmentSize;
 /// use walden::Lsn;
 /// let seg = SegmentSize::new(1 << 20).unwrap();
 /// assert_eq!(seg.usable_bytes(), 1_045_488);

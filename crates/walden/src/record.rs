@@ -4,6 +4,7 @@ use crate::format::body::{encode_main_data, main_data_header_len};
 use crate::format::message::LogicalMessage;
 use crate::format::record::RECORD_HEADER_SIZE;
 use crate::format::rmgr;
+use crate::lsn::maxalign;
 
 /// Largest record PostgreSQL accepts (`XLogRecordMaxSize`, 1020 MiB).
 pub const MAX_RECORD_SIZE: usize = 1020 << 20;
@@ -94,6 +95,13 @@ impl Record {
             main_data_header_len(self.data.len()) + self.data.len()
         };
         RECORD_HEADER_SIZE + body
+    }
+
+    /// Bytes the record takes in a `Postgres15` log: [`Record::encoded_len`]
+    /// rounded up to the 8-byte alignment every record starts on (page
+    /// headers it may cross are not counted).
+    pub fn aligned_len(&self) -> u64 {
+        maxalign(self.encoded_len() as u64)
     }
 
     /// Checks the record can be inserted.

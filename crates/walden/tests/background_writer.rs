@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use walden::segment::{FsStorage, OpenOptions, Storage, StorageFile};
 use walden::{Config, ConfigError, Lsn, Record, SyncMethod, Wal};
+use walden::{FsStorage, OpenOptions, Storage, StorageFile};
 
 /// How long a test waits for the writer before failing.
 const PATIENCE: Duration = Duration::from_secs(60);

@@ -9,11 +9,10 @@ use std::path::Path;
 use fault_support::{
     assert_acknowledged, payload, read_log, small_config, storage, Acked, DIR, USER_RMID,
 };
-use walden::segment::{
-    ControlFile, ControlFileError, CorruptControlFile, SegmentError, SimStorage, Storage,
-};
-use walden::write::WriteError;
+use walden::internals::ControlFile;
+use walden::WriteError;
 use walden::{Config, ConfigError, Error, Record, RecordError, SegmentSize, SyncMethod, Wal};
+use walden::{ControlFileError, CorruptControlFile, SegmentError, SimStorage, Storage};
 use walden::{WalFormat, MAX_RECORD_SIZE};
 
 fn config() -> Config {

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 
 use support::{payload, read_from};
-use walden::segment::FsStorage;
+use walden::FsStorage;
 use walden::{
     Config, ConfigError, Error, Lsn, Record, ReservationKind, SegmentSize, SyncMethod, Wal,
     WalFormat,

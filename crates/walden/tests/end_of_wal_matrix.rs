@@ -18,11 +18,11 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use fault_support::{read_log, small_config, storage, DIR, USER_RMID};
-use walden::format::page::{PG15_PAGE_MAGIC, XLP_FIRST_IS_CONTRECORD};
-use walden::lsn::{maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
-use walden::read::{EndOfWalReason, ReadError};
-use walden::segment::SimStorage;
+use walden::internals::format::page::{PG15_PAGE_MAGIC, XLP_FIRST_IS_CONTRECORD};
+use walden::internals::{maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
+use walden::SimStorage;
 use walden::{Config, Lsn, Record, SegmentSize, Wal};
+use walden::{EndOfWalReason, ReadError};
 
 /// What the next record position is made to look like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

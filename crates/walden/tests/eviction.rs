@@ -1,7 +1,7 @@
 //! How much the write path writes at once: evictions per policy (seed 002),
 //! and flushes under `open_datasync`, where every write is a durable one.
 
-use walden::lsn::PAGE_SIZE;
+use walden::internals::PAGE_SIZE;
 use walden::{Config, Eviction, Record, SyncMethod, Wal};
 
 /// A log that writes only when it must: no background writer.

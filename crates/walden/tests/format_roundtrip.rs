@@ -3,16 +3,16 @@
 //! arbitrary bytes never panics and what it accepts re-encodes to itself.
 
 use proptest::prelude::*;
-use walden::format::body::{
-    encode_main_data, main_data_header_len, BlockImage, BlockRef, Body, RelFileNode,
-    BKPIMAGE_APPLY, BKPIMAGE_COMPRESS_LZ4, BKPIMAGE_COMPRESS_PGLZ, BKPIMAGE_COMPRESS_ZSTD,
-    BKPIMAGE_HAS_HOLE, BLCKSZ, XLR_MAX_BLOCK_ID,
+use walden::internals::format::body::{
+    encode_main_data, main_data_header_len, BKPIMAGE_APPLY, BKPIMAGE_COMPRESS_LZ4,
+    BKPIMAGE_COMPRESS_PGLZ, BKPIMAGE_COMPRESS_ZSTD, BKPIMAGE_HAS_HOLE, BLCKSZ, XLR_MAX_BLOCK_ID,
 };
-use walden::format::crc::{body_crc, finish_record_crc, record_crc};
-use walden::format::message::{CheckPoint, LogicalMessage, OverwriteContrecord, CHECKPOINT_SIZE};
-use walden::format::page::{LongPageHeader, PageHeader, XLP_LONG_HEADER};
-use walden::format::record::RecordHeader;
+use walden::internals::format::crc::{body_crc, finish_record_crc, record_crc};
+use walden::internals::format::page::{LongPageHeader, PageHeader, XLP_LONG_HEADER};
+use walden::message::{CheckPoint, LogicalMessage, OverwriteContrecord, CHECKPOINT_SIZE};
 use walden::Lsn;
+use walden::RecordHeader;
+use walden::{BlockImage, BlockRef, Body, RelFileNode};
 
 fn record_header() -> impl Strategy<Value = RecordHeader> {
     (

@@ -8,11 +8,11 @@ use std::sync::Arc;
 mod support;
 
 use support::{payload, read_all};
-use walden::lsn::maxalign;
-use walden::read::{EndOfWalReason, ReadError, WalRecord};
+use walden::internals::maxalign;
 use walden::{
     Config, Eviction, Lsn, PageInitKind, Record, ReservationKind, SyncMethod, Wal, WalFormat,
 };
+use walden::{EndOfWalReason, ReadError, WalRecord};
 
 const RMID: u8 = 200;
 

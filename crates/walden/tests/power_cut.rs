@@ -37,10 +37,10 @@ use fault_support::{
     count_from_env, is_user_record, payload, read_log, seed_from_env, strategy_configs, Rng, DIR,
     DURABLE_SYNC_METHODS, USER_RMID,
 };
-use walden::lsn::maxalign;
-use walden::read::WalRecord;
-use walden::segment::{SimStats, SimStorage, Storage};
+use walden::internals::maxalign;
+use walden::WalRecord;
 use walden::{Config, Lsn, Record, RecoveryReport, SegmentSize, Wal, WalFormat};
+use walden::{SimStats, SimStorage, Storage};
 
 /// Cuts per life.
 const CUTS_PER_LIFE: u64 = 20;
@@ -275,7 +275,7 @@ impl<'a> Life<'a> {
 
     /// The user records of the log as the disk holds it now: (LSN, end).
     fn user_records_on_disk(&self) -> Result<Vec<(Lsn, Lsn)>, String> {
-        let control = walden::segment::ControlFile::read(&self.sim, DIR.as_ref())
+        let control = walden::internals::ControlFile::read(&self.sim, DIR.as_ref())
             .map_err(|e| e.to_string())?;
         let (records, _) = read_log(storage(&self.sim), DIR, control.redo)?;
         Ok(records

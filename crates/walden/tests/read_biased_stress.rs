@@ -1,4 +1,4 @@
-//! Stress test of `walden::sync::ReadBiasedLock`: 256 threads on a 2-core
+//! Stress test of `walden::internals::ReadBiasedLock`: 256 threads on a 2-core
 //! machine mixing blocking and non-blocking reads and writes.
 //!
 //! Checked: writers are alone (no other writer, no reader inside); readers
@@ -12,7 +12,7 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
-use walden::sync::ReadBiasedLock;
+use walden::internals::ReadBiasedLock;
 
 const THREADS: usize = 256;
 const OPS_PER_THREAD: usize = 2_000;
@@ -209,7 +209,7 @@ fn stress(partitions: usize, write_percent: u64) {
 /// Seed 004's ProcArrayLock mix (about 6 % writes), default 16 partitions.
 #[test]
 fn read_mostly_on_default_partitions() {
-    stress(walden::sync::read_biased::DEFAULT_PARTITIONS, 6);
+    stress(walden::internals::READ_BIASED_DEFAULT_PARTITIONS, 6);
 }
 
 /// A write-heavy mix on 3 partitions: many threads share each partition.

@@ -6,9 +6,9 @@
 mod corrupt;
 
 use corrupt::{CorruptionPoints, Crossing};
-use walden::lsn::PAGE_SIZE;
-use walden::read::{ReaderOptions, WalReader};
+use walden::internals::PAGE_SIZE;
 use walden::{Lsn, SegmentSize};
+use walden::{ReaderOptions, WalReader};
 
 #[test]
 fn corruption_recipes_on_fresh_postgres_wal() {

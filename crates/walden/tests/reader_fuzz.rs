@@ -13,14 +13,14 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use synth::{edge_case_wal, MemSource};
-use walden::format::body::encode_main_data;
-use walden::format::crc::record_crc;
-use walden::format::message::OverwriteContrecord;
-use walden::format::record::RecordHeader;
-use walden::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
-use walden::lsn::{maxalign, PAGE_SIZE};
-use walden::read::{ReadError, ReaderOptions, WalReader};
+use walden::internals::format::body::encode_main_data;
+use walden::internals::format::crc::record_crc;
+use walden::internals::{maxalign, PAGE_SIZE};
+use walden::message::OverwriteContrecord;
+use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
+use walden::RecordHeader;
 use walden::{Lsn, SegmentSize};
+use walden::{ReadError, ReaderOptions, WalReader};
 
 /// Undamaged WAL and the records it holds.
 struct Base {
@@ -270,9 +270,8 @@ fn format_bases() -> &'static [FormatBase] {
                     .into_iter()
                     .find(|c| c.format == format)
                     .expect("a valid configuration for every format");
-                let sim = walden::segment::SimStorage::new(9);
-                let storage: std::sync::Arc<dyn walden::segment::Storage> =
-                    std::sync::Arc::new(sim.clone());
+                let sim = walden::SimStorage::new(9);
+                let storage: std::sync::Arc<dyn walden::Storage> = std::sync::Arc::new(sim.clone());
                 let wal =
                     walden::Wal::create_with_storage(fault_support::DIR, config, storage).unwrap();
                 let mut spans = Vec::new();

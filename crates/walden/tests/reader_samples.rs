@@ -10,12 +10,12 @@ use std::path::Path;
 
 use dump_lines::{dump_line, expected_records};
 use sample_dir::samples_dir;
-use walden::format::message::describe_block_refs;
-use walden::format::rmgr::{
+use walden::message::describe_block_refs;
+use walden::rmgr::{
     record_type_name, RM_LOGICALMSG_ID, RM_XACT_ID, RM_XLOG_ID, XLOG_XACT_COMMIT, XLOG_XACT_OPMASK,
 };
-use walden::read::{EndOfWalReason, ReadError, ReaderOptions, WalReader, WalRecord};
 use walden::Lsn;
+use walden::{EndOfWalReason, ReadError, ReaderOptions, WalReader, WalRecord};
 
 fn lsn(s: &str) -> Lsn {
     s.parse().unwrap()

@@ -7,11 +7,11 @@ mod synth;
 
 use proptest::prelude::*;
 use synth::{edge_case_wal, MemSource, SynthWal};
-use walden::format::body::encode_main_data;
-use walden::format::message::OverwriteContrecord;
-use walden::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
-use walden::lsn::PAGE_SIZE;
-use walden::read::{
+use walden::internals::format::body::encode_main_data;
+use walden::internals::PAGE_SIZE;
+use walden::message::OverwriteContrecord;
+use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
+use walden::{
     EndOfWalReason, ReadError, ReaderOptions, SegmentSource, SourceError, WalReader, WalRecord,
 };
 use walden::{Lsn, SegmentSize, TimeLineId};

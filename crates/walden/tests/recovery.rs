@@ -8,10 +8,10 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 
 use support::{pg_waldump_agrees, read_from};
-use walden::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
-use walden::lsn::PAGE_SIZE;
-use walden::read::{ReaderOptions, WalReader};
+use walden::internals::PAGE_SIZE;
+use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use walden::{Config, Lsn, Record, SegmentSize, SyncMethod, Wal};
+use walden::{ReaderOptions, WalReader};
 
 fn config() -> Config {
     Config {
@@ -139,7 +139,7 @@ fn logical_messages_are_postgres_bytes() {
         let ours =
             Record::logical_message(m.transactional, "test", &vec![b'x'; m.payload as usize]);
         let mut body = Vec::new();
-        walden::format::body::encode_main_data(&ours.data, &mut body);
+        walden::internals::format::body::encode_main_data(&ours.data, &mut body);
         let mut theirs = real.body.clone();
         // PostgreSQL leaves 3 bytes of stack garbage after `transactional`.
         let pad = body.len() - ours.data.len() + 5;

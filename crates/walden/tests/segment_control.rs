@@ -4,11 +4,12 @@
 use std::fs;
 use std::path::Path;
 
-use walden::format::WalFormat;
-use walden::lsn::SegmentSize;
-use walden::segment::control::{CONTROL_FILE_LEN, CONTROL_FILE_NAME};
-use walden::segment::{ControlFile, ControlFileError, CorruptControlFile, FsStorage};
+use walden::internals::ControlFile;
+use walden::internals::{CONTROL_FILE_LEN, CONTROL_FILE_NAME};
 use walden::Lsn;
+use walden::SegmentSize;
+use walden::WalFormat;
+use walden::{ControlFileError, CorruptControlFile, FsStorage};
 
 fn sample() -> ControlFile {
     let mut c = ControlFile::new(WalFormat::Postgres15, SegmentSize::new(1 << 20).unwrap(), 1);

@@ -10,13 +10,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use walden::format::WalFormat;
-use walden::lsn::SegmentSize;
-use walden::segment::{
-    ControlFile, ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, SegmentFiles,
-    Storage, StorageFile,
-};
+use walden::internals::{ControlFile, SegmentFiles};
 use walden::Lsn;
+use walden::SegmentSize;
+use walden::WalFormat;
+use walden::{
+    ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, Storage, StorageFile,
+};
 
 /// Linux's errno for "no space left on device".
 const ENOSPC: i32 = 28;

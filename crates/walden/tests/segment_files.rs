@@ -8,10 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use walden::lsn::SegmentSize;
-use walden::segment::{
-    plan_recycling, FileOp, FileSyncMode, FsStorage, SegmentError, SegmentFiles,
-};
+use walden::internals::{plan_recycling, SegmentFiles};
+use walden::SegmentSize;
+use walden::{FileOp, FileSyncMode, FsStorage, SegmentError};
 
 const MIB: u64 = 1 << 20;
 

@@ -15,11 +15,13 @@ use std::path::Path;
 
 use shuttle::sync::Arc;
 use shuttle::thread;
-use walden::buffer::{BufferRing, PageIdentity};
-use walden::lsn::PAGE_SIZE;
-use walden::segment::{SegmentError, SegmentFiles, SimStorage, Storage, StorageFile};
-use walden::write::{SegmentOpener, SyncMethod, Writer};
+use walden::internals::SegmentFiles;
+use walden::internals::PAGE_SIZE;
+use walden::internals::{BufferRing, PageIdentity};
+use walden::internals::{SegmentOpener, Writer};
+use walden::SyncMethod;
 use walden::{Lsn, SegmentSize, WalFormat};
+use walden::{SegmentError, SimStorage, Storage, StorageFile};
 
 const FLUSHERS: u64 = 5;
 const PAGES: u64 = 4;

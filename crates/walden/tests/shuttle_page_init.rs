@@ -28,9 +28,10 @@ use std::convert::Infallible;
 
 use shuttle::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use shuttle::sync::{Arc, Mutex};
-use walden::buffer::{BufferRing, PageIdentity, PageInit, PageInitKind};
-use walden::lsn::PAGE_SIZE;
-use walden::sync::WaitQueue;
+use walden::internals::WaitQueue;
+use walden::internals::PAGE_SIZE;
+use walden::internals::{BufferRing, PageIdentity, PageInit};
+use walden::PageInitKind;
 use walden::{Lsn, SegmentSize, WalFormat};
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.

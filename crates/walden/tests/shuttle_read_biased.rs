@@ -12,7 +12,7 @@ use std::num::NonZeroUsize;
 
 use shuttle::sync::Arc;
 use shuttle::thread;
-use walden::sync::ReadBiasedLock;
+use walden::internals::ReadBiasedLock;
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 2_000;

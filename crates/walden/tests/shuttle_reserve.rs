@@ -27,12 +27,11 @@ use std::collections::HashMap;
 
 use shuttle::sync::atomic::{AtomicU32, Ordering};
 use shuttle::sync::{Arc, Mutex};
-use walden::insert::reserve::cuckoo::MIN_CAPACITY;
-use walden::insert::reserve::prev_link_in_buffer::{link_lsn, Atomic32, LinkCell};
-use walden::insert::reserve::{
-    PrevLink, PrevLinkInBufferReserver, PrevLinkTableReserver, Reservation,
-};
-use walden::insert::slots::{SlotArray, SlotChoice};
+use walden::internals::SlotArray;
+use walden::internals::LINK_TABLE_MIN_CAPACITY;
+use walden::internals::{link_lsn, Atomic32, LinkCell};
+use walden::internals::{PrevLink, PrevLinkInBufferReserver, PrevLinkTableReserver, Reservation};
+use walden::SlotChoice;
 use walden::{Lsn, SegmentSize};
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
@@ -269,7 +268,7 @@ fn in_buffer(publish: Publish) -> InBuffer {
 fn prev_link_table_chains_every_link_random() {
     // 8 threads, 4 slots: the smallest table that serves 4 reservers.
     shuttle::check_random(
-        || run(table(MIN_CAPACITY), 8, 2, 4),
+        || run(table(LINK_TABLE_MIN_CAPACITY), 8, 2, 4),
         shuttle_support::iterations(ITERATIONS),
     );
 }
@@ -277,7 +276,7 @@ fn prev_link_table_chains_every_link_random() {
 #[test]
 fn prev_link_table_chains_every_link_pct() {
     shuttle::check_pct(
-        || run(table(MIN_CAPACITY), 6, 2, 4),
+        || run(table(LINK_TABLE_MIN_CAPACITY), 6, 2, 4),
         shuttle_support::iterations(ITERATIONS),
         3,
     );

@@ -15,8 +15,9 @@ mod shuttle_support;
 use shuttle::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use shuttle::sync::Arc;
 use shuttle::thread;
-use walden::insert::slots::{InsertionProgress, SlotArray, SlotChoice};
+use walden::internals::{InsertionProgress, SlotArray};
 use walden::Lsn;
+use walden::SlotChoice;
 
 /// Bytes per reservation; a record is copied in two halves.
 const RECORD: u64 = 16;

@@ -21,9 +21,9 @@ use fault_support::{
     assert_acknowledged, payload, read_log, storage, strategy_configs, Acked, Rng, DIR,
     DURABLE_SYNC_METHODS, FORMATS, USER_RMID,
 };
-use walden::read::{ReadError, ReaderOptions, WalReader, WalRecord};
-use walden::segment::{SimStorage, Storage};
 use walden::{Config, Error, Record, ReservationKind, Wal, WalFormat};
+use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::{SimStorage, Storage};
 
 /// Threads of the multi-thread workloads.
 const THREADS: u64 = 4;

@@ -28,8 +28,8 @@ use fault_support::{
     is_user_record, payload, read_log, storage, strategy_configs, Rng, DIR, DURABLE_SYNC_METHODS,
     USER_RMID,
 };
-use walden::lsn::maxalign;
-use walden::segment::SimStorage;
+use walden::internals::maxalign;
+use walden::SimStorage;
 use walden::{Config, Lsn, Record, SyncMethod, Wal};
 
 const THREADS: u64 = 4;

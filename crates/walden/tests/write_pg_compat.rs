@@ -20,10 +20,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::{insert_at_page_offset, payload, pg_waldump_agrees};
-use walden::format::page::PageHeader;
-use walden::lsn::{maxalign, Lsn, PAGE_SIZE};
-use walden::read::WalRecord;
-use walden::segment::{ControlFile, FsStorage};
+use walden::internals::format::page::PageHeader;
+use walden::internals::ControlFile;
+use walden::internals::{maxalign, PAGE_SIZE};
+use walden::FsStorage;
+use walden::Lsn;
+use walden::WalRecord;
 use walden::{
     Config, Eviction, PageInitKind, Record, RecordSpan, ReservationKind, SegmentSize, SyncMethod,
     Wal, WalFormat,

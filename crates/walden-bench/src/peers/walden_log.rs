@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use walden::format::rmgr::RM_MIN_CUSTOM_ID;
+use walden::rmgr::RM_MIN_CUSTOM_ID;
 use walden::{Config, Eviction, PageInitKind, Record, ReservationKind, SyncMethod, Wal, WalFormat};
 
 use super::{Op, PeerError, PeerLog, System, Workload};

@@ -20,9 +20,9 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use walden::insert::reserve::cuckoo::LinkTable;
-use walden::insert::reserve::prev_link_in_buffer::LinkCell;
-use walden::insert::reserve::{PrevLink, Reservation, Reserver};
+use walden::internals::LinkCell;
+use walden::internals::LinkTable;
+use walden::internals::{PrevLink, Reservation, Reserver};
 use walden::{Lsn, ReservationKind, SegmentSize};
 
 /// Mailbox fields: 2^20 (8 MiB), reused every 8 MiB of reservations. The

@@ -4,13 +4,13 @@ use std::sync::PoisonError;
 
 use crossbeam_utils::sync::ShardedLock;
 use serde::Serialize;
-use walden::sync::ReadBiasedLock;
+use walden::internals::ReadBiasedLock;
 
 /// The locks the workload compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LockKind {
-    /// `walden::sync::ReadBiasedLock` with its default 16 partitions.
+    /// `walden::internals::ReadBiasedLock` with its default 16 partitions.
     ReadBiased,
     /// `std::sync::RwLock`: one lock word (futex-based on Linux).
     Std,

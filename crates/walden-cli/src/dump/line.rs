@@ -1,6 +1,6 @@
 //! One record as `pg_waldump`'s line, or as a JSON object.
 
-use walden::read::WalRecord;
+use walden::WalRecord;
 
 /// The record as `pg_waldump` 15 prints it:
 /// `rmgr: %-11s len (rec/tot): %6u/%6u, tx: %10u, lsn: %X/%08X, prev %X/%08X, desc: ...`,

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use walden::format::rmgr::{self, RM_MAX_BUILTIN_ID, RM_XLOG_ID, XLOG_SWITCH};
-use walden::lsn::maxalign;
-use walden::read::WalRecord;
+use walden::internals::maxalign;
+use walden::rmgr;
+use walden::rmgr::{RM_MAX_BUILTIN_ID, RM_XLOG_ID, XLOG_SWITCH};
+use walden::WalRecord;
 use walden::{Lsn, SegmentSize};
 
 /// Counts of one resource manager.

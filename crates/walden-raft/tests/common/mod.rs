@@ -87,7 +87,7 @@ pub fn segment_files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| walden::lsn::is_segment_file_name(n))
+        .filter(|n| walden::internals::is_segment_file_name(n))
         .collect();
     names.sort();
     names

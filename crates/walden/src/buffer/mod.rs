@@ -23,7 +23,7 @@ pub enum PageInitKind {
     MappingLock,
     /// No lock: inserters claim the pages to initialise by CAS, publish
     /// them, and advance the initialised prefix together (seed 000, as
-    /// PostgreSQL committed it in `bc22dc0e0d`); see [`CooperativeInit`].
+    /// PostgreSQL committed it in `bc22dc0e0d`); see `buffer::cooperative`.
     Cooperative,
 }
 

@@ -90,7 +90,7 @@ pub enum BodyError {
         image_len: u16,
     },
     /// A hole described without `BKPIMAGE_HAS_HOLE` (for an uncompressed
-    /// image: an image that is not exactly [`BLCKSZ`] bytes).
+    /// image: an image that is not exactly `BLCKSZ` (8192) bytes).
     #[error("BKPIMAGE_HAS_HOLE not set, but hole offset {hole_offset} length {hole_length}")]
     UnexpectedHole {
         /// `hole_offset`.

@@ -40,9 +40,9 @@ pub enum WalFormat {
     #[default]
     Postgres15,
     /// PostgreSQL 15's layout with the record's own start LSN where
-    /// `xl_prev` was, and its own page magic ([`self_lsn`]).
+    /// `xl_prev` was, and its own page magic (`format::self_lsn`).
     SelfLsn,
     /// Seed 001's 16-byte header with a 2-byte segment id instead of
-    /// `xl_prev`, the id also in every page header ([`compact`]).
+    /// `xl_prev`, the id also in every page header (`format::compact`).
     CompactWalId,
 }

@@ -2,7 +2,7 @@
 //! long header on the first page of each segment.
 //!
 //! [`PageHeader::decode`] is raw: it reads fields and validates nothing.
-//! Validation with reasons is the reader's job ([`crate::read`]).
+//! Validation with reasons is the reader's job (`read`).
 
 use crate::lsn::{Lsn, LONG_PAGE_HEADER_SIZE, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 

@@ -36,7 +36,7 @@ pub struct RecordHeader {
     pub info: u8,
     /// Resource manager ID (`xl_rmid`).
     pub rmid: u8,
-    /// CRC-32C of body and header, see [`crc`] (`xl_crc`).
+    /// CRC-32C of body and header, see `format::crc` (`xl_crc`).
     pub crc: u32,
 }
 

@@ -35,7 +35,7 @@ pub enum EndOfWalReason {
         /// The format's record header size.
         wanted: u32,
     },
-    /// `xl_tot_len` above [`MAX_RECORD_LEN`](super::MAX_RECORD_LEN).
+    /// `xl_tot_len` above `MAX_RECORD_LEN` (1020 MiB).
     #[error("record length {len} at {at} too long")]
     RecordTooLong {
         /// The record's LSN.

@@ -53,7 +53,7 @@ pub trait SegmentSource: Send {
 }
 
 /// Segment files in a directory, found and read through a [`Storage`]
-/// ([`FsStorage`] unless given another): a [`StorageSource`] that also
+/// ([`FsStorage`] unless given another): a storage source that also
 /// finds the directory and its segment size, as pg_waldump does.
 #[derive(Debug)]
 pub struct DirSource {

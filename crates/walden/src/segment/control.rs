@@ -23,7 +23,7 @@ pub const CONTROL_FILE_TEMP_NAME: &str = "walden.control.tmp";
 pub const CONTROL_FILE_MAGIC: [u8; 4] = *b"WLDC";
 /// The layout version this code writes and reads.
 pub const CONTROL_FILE_VERSION: u32 = 1;
-/// Length of an encoded control file of [`CONTROL_FILE_VERSION`].
+/// Length of an encoded control file of `CONTROL_FILE_VERSION`.
 pub const CONTROL_FILE_LEN: usize = 56;
 /// Files longer than this are refused without being read.
 const MAX_READ_LEN: u64 = 4096;
@@ -80,7 +80,7 @@ pub enum CorruptControlFile {
         /// Its length.
         len: u64,
     },
-    /// Does not start with [`CONTROL_FILE_MAGIC`].
+    /// Does not start with the control file magic, `WLDC`.
     #[error(
         "bad magic {found:02X?}, expected {CONTROL_FILE_MAGIC:02X?}: not a Walden control file"
     )]

@@ -24,18 +24,17 @@ pub mod files;
 mod fs;
 pub mod recycle;
 mod resync;
+#[cfg(feature = "sim")]
 pub mod sim;
 pub mod storage;
 
 pub(crate) use check::{check_no_hole, check_segment_sizes};
-pub use control::{
-    generate_system_identifier, ControlFile, ControlFileError, CorruptControlFile,
-    InvalidControlValue,
-};
+pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidControlValue};
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
 pub use recycle::{plan_recycling, RecyclePlan};
 pub(crate) use resync::rewrite_durably;
+#[cfg(feature = "sim")]
 pub use sim::{SimStats, SimStorage};
 pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};

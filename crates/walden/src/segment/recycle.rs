@@ -36,7 +36,7 @@ impl RecyclePlan {
 /// PostgreSQL: `RemoveOldXlogFiles` with `XLOGfileslop`'s limit on recycling.
 ///
 /// ```
-/// use walden::segment::{plan_recycling, RecyclePlan};
+/// use walden::internals::{plan_recycling, RecyclePlan};
 /// // Segments 1..=6 exist, the redo point is in 4, inserts are in 5;
 /// // keep 3 ready: 6 exists, so 1 becomes 7 and 2 becomes 8; 3 goes.
 /// let plan = plan_recycling(&[1, 2, 3, 4, 5, 6], 4, 5, 3);

@@ -83,7 +83,7 @@ pub struct SimStats {
 ///
 /// ```
 /// use std::path::Path;
-/// use walden::segment::{OpenOptions, SimStorage, Storage};
+/// use walden::{OpenOptions, SimStorage, Storage};
 /// let sim = SimStorage::new(7);
 /// let dir = Path::new("/wal");
 /// sim.create_dir_all(dir).unwrap();

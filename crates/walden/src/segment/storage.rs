@@ -36,7 +36,7 @@ pub enum FileSyncMode {
 /// Built with chained setters, as [`std::fs::OpenOptions`]:
 ///
 /// ```
-/// use walden::segment::{FileSyncMode, OpenOptions};
+/// use walden::{FileSyncMode, OpenOptions};
 /// let opts = OpenOptions::new().write(true).sync(FileSyncMode::Dsync);
 /// assert!(opts.write && !opts.create);
 /// ```

@@ -344,6 +344,12 @@ impl Wal {
         self.shared.writer.flushed()
     }
 
+    /// True if `dir` holds a Walden log: its control file exists, so
+    /// [`Wal::open`] applies there and [`Wal::create`] would refuse it.
+    pub fn exists(dir: &Path) -> bool {
+        ControlFile::path(dir).exists()
+    }
+
     /// The directory of the log.
     pub fn dir(&self) -> &Path {
         &self.shared.dir

@@ -6,11 +6,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use walden::read::{ReadError, ReaderOptions, StorageSource, WalReader, WalRecord};
-use walden::segment::{ControlFile, SimStorage, Storage};
+use walden::internals::ControlFile;
+use walden::internals::StorageSource;
 use walden::{
     Config, Eviction, Lsn, PageInitKind, ReservationKind, SlotChoice, SyncMethod, WalFormat,
 };
+use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::{SimStorage, Storage};
 
 /// Resource manager of the records the workloads insert.
 pub const USER_RMID: u8 = 128;

@@ -7,11 +7,11 @@
 
 use std::path::Path;
 
-use walden::format::body::BodyError;
-use walden::format::crc::record_crc;
-use walden::format::page::{PageHeader, XLP_FIRST_IS_CONTRECORD};
-use walden::read::{EndOfWalReason, ReadError, ReaderOptions, WalReader};
+use walden::internals::format::crc::record_crc;
+use walden::internals::format::page::{PageHeader, XLP_FIRST_IS_CONTRECORD};
+use walden::BodyError;
 use walden::Lsn;
+use walden::{EndOfWalReason, ReadError, ReaderOptions, WalReader};
 
 /// A record that continues onto `page`, and the record before it.
 #[derive(Clone, Copy, Debug)]

@@ -6,16 +6,17 @@
 
 use std::collections::BTreeMap;
 
-use walden::format::body::encode_main_data;
-use walden::format::message::{switch_record_header, LogicalMessage};
-use walden::format::page::{
+use walden::internals::format::body::encode_main_data;
+use walden::internals::format::page::{
     LongPageHeader, PageHeader, PG15_PAGE_MAGIC, XLOG_BLCKSZ, XLP_BKP_REMOVABLE,
     XLP_FIRST_IS_CONTRECORD, XLP_FIRST_IS_OVERWRITE_CONTRECORD, XLP_LONG_HEADER,
 };
-use walden::format::record::{RecordHeader, RECORD_HEADER_SIZE};
-use walden::lsn::{maxalign, PAGE_SIZE};
-use walden::read::{SegmentSource, SourceError};
+use walden::internals::format::record::RECORD_HEADER_SIZE;
+use walden::internals::{maxalign, PAGE_SIZE};
+use walden::message::{switch_record_header, LogicalMessage};
+use walden::RecordHeader;
 use walden::{Lsn, SegmentSize, TimeLineId};
+use walden::{SegmentSource, SourceError};
 
 /// System identifier written into every long header.
 const SYSID: u64 = 0x5A5A_0000_1234_5678;

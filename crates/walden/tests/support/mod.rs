@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use walden::lsn::maxalign;
-use walden::read::{ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::internals::maxalign;
 use walden::{Lsn, Record, RecordSpan, SegmentSize, Wal};
+use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
 
 /// Reads every record from the first segment's first record to the end of
 /// WAL, and the error that ended the scan.
@@ -73,14 +73,14 @@ pub fn insert_at_page_offset(
     len: usize,
 ) -> RecordSpan {
     let here = wal.insert_position();
-    let mut target = Lsn(here.page_start().0 + walden::lsn::PAGE_SIZE + page_offset);
+    let mut target = Lsn(here.page_start().0 + walden::internals::PAGE_SIZE + page_offset);
     loop {
         let gap = seg.lsn_to_pos(target).unwrap() - seg.lsn_to_pos(here).unwrap();
         if let Some(filler) = record_of_aligned_size(rmid, gap) {
             wal.insert(&filler).unwrap();
             break;
         }
-        target = Lsn(target.0 + walden::lsn::PAGE_SIZE);
+        target = Lsn(target.0 + walden::internals::PAGE_SIZE);
     }
     let span = wal
         .insert_span(&Record::new(rmid, 0, vec![0xA5; len]))

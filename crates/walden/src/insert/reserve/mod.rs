@@ -106,7 +106,7 @@ pub enum PrevLink {
     /// record of a new log).
     Known(Lsn),
     /// The previous record's inserter writes it into the buffer, at this
-    /// record's `xl_prev` field; see [`prev_link_in_buffer`].
+    /// record's `xl_prev` field; see `insert::reserve::prev_link_in_buffer`.
     InBuffer,
     /// Not kept: the format has no prev-link.
     NotKept,
