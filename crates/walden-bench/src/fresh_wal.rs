@@ -58,8 +58,8 @@ impl FreshWal {
             measured,
             records: stats.records - self.stats.records,
             wal_bytes,
-            syncs: stats.syncs - self.stats.syncs,
-            writes: stats.writes - self.stats.writes,
+            syncs: stats.writer.syncs - self.stats.writer.syncs,
+            writes: stats.writer.writes - self.stats.writer.writes,
         })
     }
 }

@@ -170,8 +170,8 @@ pub fn run_case(dir: &Path, case: SwitchCase, base: &Config) -> Result<SwitchRes
         case,
         seconds,
         bytes: span.end.0 - span.start.0,
-        writes: after.writes - before.writes,
-        largest_write: after.largest_write,
+        writes: after.writer.writes - before.writer.writes,
+        largest_write: after.writer.largest_write,
         evictions: after.buffer_full_evictions - before.buffer_full_evictions,
     })
 }

@@ -208,8 +208,8 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         threads,
         elapsed,
         stats.records as f64 / elapsed.as_secs_f64().max(1e-9),
-        stats.syncs,
-        stats.writes
+        stats.writer.syncs,
+        stats.writer.writes
     );
     Ok(())
 }

@@ -38,8 +38,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "{commits} commits from {threads} threads in {elapsed:.2?}: {:.0} commits/s with {} syncs ({:.1} commits per sync)",
         f64::from(commits) / elapsed.as_secs_f64(),
-        stats.syncs,
-        f64::from(commits) / stats.syncs.max(1) as f64
+        stats.writer.syncs,
+        f64::from(commits) / stats.writer.syncs.max(1) as f64
     );
     Arc::try_unwrap(wal)
         .map_err(|_| "the log is still shared")?

@@ -4,11 +4,16 @@ use std::time::Duration;
 
 use crate::buffer::{Eviction, PageInitKind};
 use crate::format::WalFormat;
-use crate::insert::reserve::cuckoo::LinkTable;
-use crate::insert::reserve::ReservationKind;
-use crate::insert::slots::{SlotChoice, MAX_ATTEMPTS};
 use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
 use crate::write::SyncMethod;
+
+mod reservation;
+mod slot_choice;
+
+pub use reservation::{
+    link_table_capacity_for, link_table_capacity_serves, ReservationKind, LINK_TABLE_MIN_CAPACITY,
+};
+pub use slot_choice::{SlotChoice, MAX_ATTEMPTS};
 
 /// Most insertion slots a log may have.
 pub const MAX_INSERT_SLOTS: usize = 1024;
@@ -188,7 +193,7 @@ impl Config {
             }
         }
         if let Some(capacity) = self.prev_link_table_capacity {
-            if !LinkTable::capacity_serves(capacity, self.insert_slots) {
+            if !link_table_capacity_serves(capacity, self.insert_slots) {
                 return Err(ConfigError::PrevLinkTableCapacity {
                     capacity,
                     insert_slots: self.insert_slots,
@@ -213,7 +218,7 @@ impl Config {
     /// default derived from `insert_slots`.
     pub fn link_table_capacity(&self) -> usize {
         self.prev_link_table_capacity
-            .unwrap_or_else(|| LinkTable::capacity_for(self.insert_slots))
+            .unwrap_or_else(|| link_table_capacity_for(self.insert_slots))
     }
 
     /// The validated segment size.
@@ -228,5 +233,45 @@ fn pairing_advice(format: WalFormat) -> &'static str {
         "its records carry prev-links, so use spinlock, prev-link-table or prev-link-in-buffer"
     } else {
         "its records carry no prev-link, so use unlinked"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_enum_names_itself_and_its_choices() {
+        let cases = [
+            (
+                "x".parse::<WalFormat>().map(|_| ()),
+                "WAL format \"x\": expected postgres15, self-lsn or compact-wal-id",
+            ),
+            (
+                "x".parse::<ReservationKind>().map(|_| ()),
+                "reservation \"x\": expected spinlock, prev-link-table, prev-link-in-buffer \
+                 or unlinked",
+            ),
+            (
+                "x".parse::<PageInitKind>().map(|_| ()),
+                "page initialisation \"x\": expected mapping-lock or cooperative",
+            ),
+            (
+                "x".parse::<Eviction>().map(|_| ()),
+                "eviction policy \"x\": expected one-page or batch",
+            ),
+            (
+                "x".parse::<SyncMethod>().map(|_| ()),
+                "sync method \"x\": expected fsync, fdatasync, open_datasync, open_sync or none",
+            ),
+        ];
+        for (parsed, message) in cases {
+            assert_eq!(
+                parsed.unwrap_err().to_string(),
+                format!("unknown {message}")
+            );
+        }
+        assert_eq!("open-datasync".parse(), Ok(SyncMethod::OpenDatasync));
+        assert_eq!(SyncMethod::OpenSync.to_string(), "open_sync");
     }
 }

@@ -6,14 +6,15 @@
 //! are, so that a move inside the engine changes this list and not every
 //! user of it.
 
-pub use crate::buffer::{BufferRing, PageIdentity, PageInit};
+pub use crate::buffer::{Atomic32, BufferRing, LinkCell, PageIdentity, PageInit};
+pub use crate::config::link_table_capacity_for;
 /// The on-disk format's mechanisms: page and record headers, body
 /// encoding, CRC, and the non-PostgreSQL formats' constants.
 pub mod format {
     pub use crate::format::{body, compact, crc, message, page, record, rmgr, self_lsn};
 }
 pub use crate::insert::reserve::cuckoo::{LinkTable, MIN_CAPACITY as LINK_TABLE_MIN_CAPACITY};
-pub use crate::insert::reserve::prev_link_in_buffer::{link_lsn, Atomic32, LinkCell};
+pub use crate::insert::reserve::prev_link_in_buffer::link_lsn;
 pub use crate::insert::reserve::{
     PrevLink, PrevLinkInBufferReserver, PrevLinkTableReserver, Reservation, Reserver,
 };

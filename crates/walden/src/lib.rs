@@ -40,7 +40,7 @@ mod insert;
 #[doc(hidden)]
 pub mod internals;
 mod lsn;
-mod names;
+mod named_enum;
 mod read;
 mod record;
 mod segment;
@@ -49,16 +49,14 @@ mod wal;
 mod write;
 
 pub use buffer::{Eviction, PageInitKind};
-pub use config::{Config, ConfigError, MAX_INSERT_SLOTS};
+pub use config::{Config, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS};
 pub use error::Error;
 pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};
 pub use format::record::RecordHeader;
 pub use format::{message, rmgr, WalFormat};
-pub use insert::reserve::ReservationKind;
-pub use insert::slots::SlotChoice;
 pub use insert::RecordSpan;
 pub use lsn::{BadSegmentSize, Lsn, SegmentSize, TimeLineId};
-pub use names::ParseKindError;
+pub use named_enum::ParseKindError;
 pub use read::{
     DirSource, EndOfWalReason, ReadError, ReaderOptions, SegmentSource, SourceError, WalReader,
     WalRecord,

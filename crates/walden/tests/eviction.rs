@@ -33,9 +33,9 @@ fn switch_costs(eviction: Eviction, filler_pages: u64) -> (u64, u64, u64, u64) {
     let after = wal.stats();
     wal.close().unwrap();
     (
-        after.writes - before.writes,
+        after.writer.writes - before.writer.writes,
         after.buffer_full_evictions - before.buffer_full_evictions,
-        after.largest_write,
+        after.writer.largest_write,
         (span.end.0 - span.start.0) / PAGE_SIZE,
     )
 }
@@ -80,7 +80,7 @@ fn the_batch_chunk_bounds_each_eviction_write() {
     let after = wal.stats();
     drop(wal);
     let pages = (span.end.0 - span.start.0) / PAGE_SIZE;
-    let writes = after.writes - before.writes;
+    let writes = after.writer.writes - before.writer.writes;
     // At most the needed page plus two more per write, and never less than
     // that page: a third of the pages' worth of writes, give or take.
     assert!(
@@ -89,10 +89,10 @@ fn the_batch_chunk_bounds_each_eviction_write() {
     );
     assert!(writes * 2 <= pages, "{writes} writes for {pages} pages");
     // Bucket 3 and up: writes above 4 pages (32 KiB).
-    let sizes = &after.write_sizes;
+    let sizes = &after.writer.write_sizes;
     assert_eq!(
         sizes[3..].iter().sum::<u64>(),
-        before.write_sizes[3..].iter().sum::<u64>(),
+        before.writer.write_sizes[3..].iter().sum::<u64>(),
         "no eviction write above 4 pages: {sizes:?}"
     );
 }
@@ -111,12 +111,12 @@ fn a_flush_under_open_datasync_writes_everything_ready_in_one_run() {
     wal.flush(end).unwrap();
     let after = wal.stats();
     wal.close().unwrap();
-    let writes = after.writes - before.writes;
+    let writes = after.writer.writes - before.writer.writes;
     // 100 records of ~4 kB: one write, or two where the ring wraps.
     assert!(writes <= 2, "{writes} durable writes for one flush");
     assert!(
-        after.largest_write >= 200 * 1000,
+        after.writer.largest_write >= 200 * 1000,
         "largest write {}",
-        after.largest_write
+        after.writer.largest_write
     );
 }

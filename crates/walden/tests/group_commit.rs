@@ -32,8 +32,8 @@ fn thirty_two_committers_share_syncs() {
     });
     let after = wal.stats();
     let commits = threads * per_thread;
-    let syncs = after.syncs - before.syncs;
-    let covered = after.flushes_covered_by_others - before.flushes_covered_by_others;
+    let syncs = after.writer.syncs - before.writer.syncs;
+    let covered = after.writer.flushes_covered_by_others - before.writer.flushes_covered_by_others;
     println!("{commits} commits, {syncs} syncs, {covered} flushes covered by another's sync");
     assert!(syncs > 0);
     assert!(
@@ -46,17 +46,17 @@ fn thirty_two_committers_share_syncs() {
 /// What the flush-group counters must say about a run of committers with
 /// `Fdatasync`, between two snapshots taken with no flush in progress.
 fn check_flush_groups(before: &Stats, after: &Stats, syncs: u64, covered: u64) {
-    let groups = after.flush_groups - before.flush_groups;
-    let members = after.flush_group_members - before.flush_group_members;
-    let requests = after.flush_requests - before.flush_requests;
-    let by_size: Vec<u64> = (after.flush_group_sizes.iter())
-        .zip(before.flush_group_sizes.iter())
+    let groups = after.writer.flush_groups - before.writer.flush_groups;
+    let members = after.writer.flush_group_members - before.writer.flush_group_members;
+    let requests = after.writer.flush_requests - before.writer.flush_requests;
+    let by_size: Vec<u64> = (after.writer.flush_group_sizes.iter())
+        .zip(before.writer.flush_group_sizes.iter())
         .map(|(a, b)| a - b)
         .collect();
     println!(
         "{requests} flush calls in {groups} group flushes ({members} members, largest {}); \
          groups by size (1, 2, 3-4, 5-8, ...): {by_size:?}",
-        after.largest_flush_group
+        after.writer.largest_flush_group
     );
     // Every flush call was satisfied, each by exactly one group flush.
     assert_eq!(members, requests, "flush calls served vs made");
@@ -73,7 +73,7 @@ fn check_flush_groups(before: &Stats, after: &Stats, syncs: u64, covered: u64) {
         "{members} < {groups} + {covered}"
     );
     assert!(
-        by_size[1..].iter().sum::<u64>() > 0 && after.largest_flush_group > 1,
+        by_size[1..].iter().sum::<u64>() > 0 && after.writer.largest_flush_group > 1,
         "no group flush served more than its leader"
     );
 }

@@ -20,8 +20,8 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use walden::internals::link_table_capacity_for;
 use walden::internals::LinkCell;
-use walden::internals::LinkTable;
 use walden::internals::{PrevLink, Reservation, Reserver};
 use walden::{Lsn, ReservationKind, SegmentSize};
 
@@ -145,7 +145,7 @@ pub fn run_case(case: MicroCase, per_thread: u64) -> MicroResult {
         seg,
         first,
         Lsn::INVALID,
-        LinkTable::capacity_for(case.threads),
+        link_table_capacity_for(case.threads),
     );
     let mailbox = (case.reservation == ReservationKind::PrevLinkInBuffer).then(Mailbox::new);
     let start = Barrier::new(case.threads);

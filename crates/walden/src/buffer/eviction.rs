@@ -10,7 +10,7 @@
 //! every finished page up to a bound instead, in one contiguous run.
 
 use crate::lsn::Lsn;
-use crate::names::named_enum;
+use crate::named_enum::named_enum;
 
 /// How much to write when an inserter needs a slot whose page is unwritten.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -3,16 +3,18 @@
 
 mod cooperative;
 mod eviction;
+mod link_cell;
 mod mapping_lock;
 mod ring;
 
 pub use cooperative::CooperativeInit;
 pub use eviction::Eviction;
+pub use link_cell::{Atomic32, LinkCell};
 pub use mapping_lock::MappingLockInit;
 pub use ring::{BufferRing, PageIdentity};
 
 use crate::lsn::Lsn;
-use crate::names::named_enum;
+use crate::named_enum::named_enum;
 
 /// Which page-initialisation design to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -24,9 +24,10 @@ use crate::format::page::{
     LongPageHeader, PageHeader, XLP_BKP_REMOVABLE, XLP_FIRST_IS_CONTRECORD, XLP_LONG_HEADER,
 };
 use crate::format::WalFormat;
-use crate::insert::reserve::prev_link_in_buffer::LinkCell;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::sync::{AtomicU64, Ordering};
+
+use super::link_cell::LinkCell;
 
 /// Byte offset of `xlp_info` in a page header.
 const XLP_INFO_OFFSET: usize = 2;

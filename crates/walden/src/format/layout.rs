@@ -17,7 +17,7 @@ use super::record::{RecordHeader, RECORD_HEADER_SIZE};
 use super::self_lsn::SELF_LSN_PAGE_MAGIC;
 use super::WalFormat;
 use crate::lsn::{Lsn, SegmentSize};
-use crate::names::named_enum;
+use crate::named_enum::named_enum;
 
 /// What a record header's link field holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,7 +1,11 @@
 //! The insert path: take a slot, reserve space, finish the header, copy the
-//! record into the buffer ring, release.
+//! record into the buffer ring, release; and the switch record, evicting
+//! unwritten pages, and flushing once in-flight insertions have finished.
+//! [`InsertPath`] owns everything it needs (slots, reserver, ring, page
+//! initialisation, writer, segment supply).
 //!
-//! PostgreSQL: `XLogInsertRecord`, `CopyXLogRecordToWAL`, `GetXLogBuffer`.
+//! PostgreSQL: `XLogInsertRecord`, `CopyXLogRecordToWAL`, `GetXLogBuffer`,
+//! `RequestXLogSwitch`, `XLogFlush`.
 //! Nothing between reservation and release may fail silently or unwind: a
 //! reserved range that is never filled would cut the log at that point.
 //! A critical-section guard turns a panic there into an abort, and an I/O error
@@ -12,16 +16,20 @@ pub mod slots;
 
 use std::cell::RefCell;
 
+use crate::buffer::{BufferRing, Eviction, PageInit};
+use crate::config::{Config, ReservationKind, SlotChoice};
 use crate::error::Error;
 use crate::format::crc;
 use crate::format::record::RecordHeader;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
-use crate::lsn::{maxalign, Lsn, PAGE_SIZE};
+use crate::format::WalFormat;
+use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
-use crate::wal::Shared;
+use crate::sync::{AtomicU64, Ordering};
+use crate::write::{SegmentSupply, Writer};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
-use reserve::{PrevLink, Reservation, ReservationKind};
-use slots::InsertionProgress;
+use reserve::{PrevLink, Reservation, Reserver};
+use slots::{InsertionProgress, SlotArray, SlotStats};
 
 /// Encode buffers above this size are not kept between inserts.
 const KEEP_ENCODE_BUFFER: usize = 1 << 20;
@@ -54,12 +62,126 @@ impl Drop for CriticalSection {
     }
 }
 
-impl Shared {
+/// The insert path's state: the insertion slots, the reserver, the buffer
+/// ring and how its pages are initialised, the writer and the segment
+/// files it writes, and the configuration values they use.
+#[derive(Debug)]
+pub(crate) struct InsertPath {
+    pub(crate) seg: SegmentSize,
+    format: WalFormat,
+    slot_choice: SlotChoice,
+    eviction: Eviction,
+    eviction_chunk: u64,
+    pub(crate) slots: SlotArray,
+    pub(crate) reserver: Reserver,
+    ring: BufferRing,
+    init: PageInit,
+    pub(crate) writer: Writer,
+    pub(crate) supply: SegmentSupply,
+    /// Pages inserters had to write out themselves.
+    evictions: AtomicU64,
+}
+
+/// Where an [`InsertPath`] starts: what recovery (or a new log) left.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StartPoint {
+    /// Usable position of the next record.
+    pub(crate) next_pos: u64,
+    /// Start of the last record, [`Lsn::INVALID`] if none.
+    pub(crate) prev: Lsn,
+    /// Pages below this are initialised in the ring already.
+    pub(crate) initialized_upto: Lsn,
+    /// Everything below this is on disk.
+    pub(crate) written: Lsn,
+}
+
+impl InsertPath {
+    /// The insert path of a log configured by `config` (validated), over
+    /// `ring` and `supply`, continuing from `start`.
+    pub(crate) fn new(
+        config: &Config,
+        seg: SegmentSize,
+        ring: BufferRing,
+        supply: SegmentSupply,
+        start: StartPoint,
+    ) -> Self {
+        InsertPath {
+            seg,
+            format: config.format,
+            slot_choice: config.slot_choice,
+            eviction: config.eviction,
+            eviction_chunk: config.eviction_chunk,
+            slots: SlotArray::new(config.insert_slots),
+            reserver: Reserver::new(
+                config.reservation,
+                seg,
+                start.next_pos,
+                start.prev,
+                config.link_table_capacity(),
+            ),
+            ring,
+            init: PageInit::new(config.page_init, start.initialized_upto),
+            writer: Writer::new(config.sync_method, seg, start.written),
+            supply,
+            evictions: AtomicU64::new(0),
+        }
+    }
+
+    /// The segment supply and the writer, for the preallocator thread.
+    pub(crate) fn supply_and_writer(&self) -> (&SegmentSupply, &Writer) {
+        (&self.supply, &self.writer)
+    }
+
+    /// End of reserved WAL as an LSN (end flavour).
+    pub(crate) fn reserved_end(&self) -> Lsn {
+        self.seg.pos_to_end_lsn(self.reserver.reserved_end())
+    }
+
+    /// Where the next record will start.
+    pub(crate) fn insert_position(&self) -> Lsn {
+        self.seg.pos_to_start_lsn(self.reserver.reserved_end())
+    }
+
+    /// Counters summed over the insertion slots.
+    pub(crate) fn slot_stats(&self) -> SlotStats {
+        self.slots.stats()
+    }
+
+    /// Pages inserters had to write out themselves.
+    pub(crate) fn evictions(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.evictions.load(Ordering::Relaxed)
+    }
+
+    /// Returns once everything below `upto` is written and durable; see
+    /// [`crate::Wal::flush`]. Fails if `upto` is beyond the reserved end.
+    pub(crate) fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
+        self.writer.check()?;
+        if self.writer.flushed() >= upto {
+            return Ok(self.writer.flushed());
+        }
+        let reserved = self.reserved_end();
+        if upto > reserved {
+            return Err(Error::FlushBeyondEnd {
+                requested: upto,
+                end: reserved,
+            });
+        }
+        // Wait for in-flight insertions before taking the writer lock: an
+        // inserter below `upto` may need that lock to evict a page.
+        let finished = self.slots.wait_for_inserts(upto, reserved);
+        self.writer.request_flush(finished);
+        let more = || self.slots.finished_now(self.reserved_end()).max(finished);
+        Ok(self
+            .writer
+            .write(&self.ring, &self.supply, finished, true, more)?)
+    }
+
     /// Inserts `rec`; see [`crate::Wal::insert_span`].
     pub(crate) fn insert(&self, rec: &Record) -> Result<RecordSpan, Error> {
         rec.validate()?;
         self.writer.check()?;
-        let header_size = self.config.format.record_header_size();
+        let header_size = self.format.record_header_size();
         ENCODE_BUFFER.with(|cell| {
             let mut buf = cell.borrow_mut();
             buf.clear();
@@ -77,7 +199,7 @@ impl Shared {
             };
             let result = {
                 let _critical = CriticalSection;
-                let slot = self.slots.acquire(self.config.slot_choice);
+                let slot = self.slots.acquire(self.slot_choice);
                 let r = self.reserver.reserve(size);
                 let placed = self.place_record(&mut buf, header, body_crc, r, &slot);
                 slot.count_record(size);
@@ -116,7 +238,7 @@ impl Shared {
         }
         let prev = self.prev_link(&r, span.start, progress)?;
         let header = RecordHeader { prev, ..header };
-        let format = self.config.format;
+        let format = self.format;
         format.seal_header(&header, span.start, self.seg, body_crc, buf);
         self.copy_record(buf, r.start, progress)?;
         if after_copy {
@@ -181,7 +303,7 @@ impl Shared {
     /// ends on a segment boundary (PostgreSQL: `RequestXLogSwitch`).
     pub(crate) fn switch(&self) -> Result<Option<RecordSpan>, Error> {
         self.writer.check()?;
-        let format = self.config.format;
+        let format = self.format;
         let header_size = format.record_header_size();
         let _critical = CriticalSection;
         let all = self.slots.acquire_all();
@@ -293,21 +415,19 @@ impl Shared {
     /// Writes out the page ending at `occupant_end` (and, per the eviction
     /// policy, more) so its ring slot can be reused.
     fn evict(&self, occupant_end: Lsn) -> Result<(), Error> {
-        self.count_eviction();
+        // Relaxed: a statistic.
+        self.evictions.fetch_add(1, Ordering::Relaxed);
         let finished = self
             .slots
             .wait_for_inserts(occupant_end, self.reserved_end());
         let written = self.writer.written();
         let segment_end = self.seg.segment_start(self.seg.segno(written) + 1);
         let run_end = self.ring.contiguous_end(written).min(segment_end);
-        let target = self.config.eviction.target(
-            occupant_end,
-            finished,
-            run_end,
-            self.config.eviction_chunk,
-        );
+        let target = self
+            .eviction
+            .target(occupant_end, finished, run_end, self.eviction_chunk);
         self.writer
-            .write(&self.ring, &self.segments, target, false, || target)?;
+            .write(&self.ring, &self.supply, target, false, || target)?;
         Ok(())
     }
 }

@@ -30,10 +30,12 @@ primitives_from!(shuttle);
 #[cfg(not(any(loom, shuttle)))]
 primitives_from!(std);
 
+pub mod backoff;
 pub mod read_biased;
 pub mod spinlock;
 pub mod wait_queue;
 
+pub use backoff::Backoff;
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;

@@ -1,23 +1,23 @@
-//! [`Wal`]: the public handle of a log, and the state its threads share.
+//! [`Wal`]: the public handle of a log (create, open with recovery,
+//! checkpoint, statistics, close), and the state its threads share: the
+//! insert path ([`InsertPath`]) and the control file beside it.
+//!
+//! PostgreSQL: `XLogCtl` and the functions over it that are not the insert
+//! path: `CreateCheckPoint`, `pg_switch_wal`, `pg_stat_wal`.
 
 mod open;
-mod segments;
 
 pub use open::RecoveryReport;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use crate::buffer::{BufferRing, PageInit};
 use crate::config::Config;
 use crate::error::Error;
 use crate::format::message::CheckPoint;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN};
-use crate::insert::reserve::Reserver;
-use crate::insert::slots::SlotArray;
-use crate::insert::RecordSpan;
-use crate::lsn::{Lsn, SegmentSize};
+use crate::insert::{InsertPath, RecordSpan};
+use crate::lsn::Lsn;
 use crate::read::{ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
@@ -25,26 +25,19 @@ use crate::segment::{
 };
 use crate::sync::{AtomicU64, Ordering};
 use crate::write::background::{BackgroundWriter, Wakeup};
-use crate::write::{Writer, WriterStats, FLUSH_GROUP_BUCKETS, WRITE_SIZE_BUCKETS};
-use segments::{is_sync_failure, Preallocator, Segments};
+use crate::write::{is_sync_failure, Preallocator, WriterStats};
 
 /// State shared by every thread using a log.
 #[derive(Debug)]
 pub(crate) struct Shared {
-    pub(crate) config: Config,
-    pub(crate) seg: SegmentSize,
-    pub(crate) slots: SlotArray,
-    pub(crate) reserver: Reserver,
-    pub(crate) ring: BufferRing,
-    pub(crate) init: PageInit,
-    pub(crate) writer: Writer,
-    pub(crate) segments: Segments,
+    config: Config,
+    /// Everything inserting, switching and flushing uses.
+    insert: InsertPath,
     /// Wakes the background writer early (`writer_flush_after`).
-    pub(crate) background: Arc<Wakeup>,
+    background: Arc<Wakeup>,
     control: Mutex<ControlFile>,
     storage: Arc<dyn Storage>,
     dir: PathBuf,
-    evictions: AtomicU64,
     /// Segments checkpoints renamed to future names.
     recycled: AtomicU64,
     /// Segments checkpoints removed.
@@ -52,48 +45,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// End of reserved WAL as an LSN (end flavour).
-    pub(crate) fn reserved_end(&self) -> Lsn {
-        self.seg.pos_to_end_lsn(self.reserver.reserved_end())
-    }
-
-    pub(crate) fn count_eviction(&self) {
-        // Relaxed: a statistic.
-        self.evictions.fetch_add(1, Ordering::Relaxed);
-    }
-
     /// One round of the background writer: writes and flushes everything
     /// inserted so far; returns where the writer stands.
     fn background_round(&self) -> Lsn {
-        let end = self.reserved_end();
-        if self.writer.flushed() < end {
+        let end = self.insert.reserved_end();
+        if self.insert.writer.flushed() < end {
             // A failure poisons the log, and the next insert or flush
             // reports it: there is no one else to tell here.
-            let _ = self.flush(end);
+            let _ = self.insert.flush(end);
         }
-        self.writer.written()
-    }
-
-    fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
-        self.writer.check()?;
-        if self.writer.flushed() >= upto {
-            return Ok(self.writer.flushed());
-        }
-        let reserved = self.reserved_end();
-        if upto > reserved {
-            return Err(Error::FlushBeyondEnd {
-                requested: upto,
-                end: reserved,
-            });
-        }
-        // Wait for in-flight insertions before taking the writer lock: an
-        // inserter below `upto` may need that lock to evict a page.
-        let finished = self.slots.wait_for_inserts(upto, reserved);
-        self.writer.request_flush(finished);
-        let more = || self.slots.finished_now(self.reserved_end()).max(finished);
-        Ok(self
-            .writer
-            .write(&self.ring, &self.segments, finished, true, more)?)
+        self.insert.writer.written()
     }
 
     /// Writes a checkpoint record and records it in the control file
@@ -115,8 +76,8 @@ impl Shared {
         } else {
             // PostgreSQL takes every insertion lock to fix the redo point:
             // with them held no reservation is half done.
-            let _all = self.slots.acquire_all();
-            self.seg.pos_to_start_lsn(self.reserver.reserved_end())
+            let _all = self.insert.slots.acquire_all();
+            self.insert.insert_position()
         };
         let checkpoint = CheckPoint {
             redo,
@@ -131,8 +92,9 @@ impl Shared {
         } else {
             XLOG_CHECKPOINT_ONLINE
         };
-        let span = self.insert(&Record::new(RM_XLOG_ID, info, checkpoint.encode().to_vec()))?;
-        self.flush(span.end)?;
+        let record = Record::new(RM_XLOG_ID, info, checkpoint.encode().to_vec());
+        let span = self.insert.insert(&record)?;
+        self.insert.flush(span.end)?;
         let mut control = self.control.lock().unwrap_or_else(|e| e.into_inner());
         control.checkpoint = span.start;
         control.redo = redo;
@@ -140,12 +102,14 @@ impl Shared {
         control.write(&*self.storage, &self.dir)?;
         drop(control);
         if !shutdown {
-            let current = self.seg.segno(self.reserved_end());
-            self.segments
+            let seg = self.insert.seg;
+            let current = seg.segno(self.insert.reserved_end());
+            self.insert
+                .supply
                 .exclusively(|files| -> Result<(), SegmentError> {
                     let present = files.list()?;
                     let keep = self.config.recycle_segments as u64;
-                    let plan = plan_recycling(&present, self.seg.segno(redo), current, keep);
+                    let plan = plan_recycling(&present, seg.segno(redo), current, keep);
                     files.apply(&plan)?;
                     // Relaxed: statistics.
                     self.recycled
@@ -178,38 +142,9 @@ pub struct Stats {
     /// Times an inserter found the ring page it needed still unwritten and
     /// had to write it out itself (PostgreSQL: `wal_buffers_full`).
     pub buffer_full_evictions: u64,
-    /// `write` system calls.
-    pub writes: u64,
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// Largest single write, bytes.
-    pub largest_write: u64,
-    /// Writes by size: bucket `i` counts writes of at most `8 KiB << i`.
-    pub write_sizes: [u64; WRITE_SIZE_BUCKETS],
-    /// Syncs (fsync/fdatasync calls, or durable writes with O_DSYNC/O_SYNC).
-    pub syncs: u64,
-    /// Time spent syncing.
-    pub sync_time: Duration,
-    /// Flush calls that needed the writer.
-    pub flush_requests: u64,
-    /// Of those, the ones another thread's sync had already covered: the
-    /// group-commit effect.
-    pub flushes_covered_by_others: u64,
-    /// Group flushes: rounds in which one flush call made everything
-    /// finished durable (one sync, or one per segment finished) for itself
-    /// and every flush call it covered.
-    pub flush_groups: u64,
-    /// Flush calls served by the group flushes, leaders included: the sum
-    /// of their sizes. Each successful flush call counts once, in the
-    /// latest group flush when it found its data durable, so with no flush
-    /// in progress this equals the successful `flush_requests`.
-    pub flush_group_members: u64,
-    /// The most flush calls one group flush served.
-    pub largest_flush_group: u64,
-    /// Group flushes by size: bucket `i` counts groups of more than
-    /// `2^(i-1)` and at most `2^i` flush calls (bucket 0: a flush that
-    /// served only itself; the last bucket counts all larger ones).
-    pub flush_group_sizes: [u64; FLUSH_GROUP_BUCKETS],
+    /// The writer's counters: writes, syncs and group flushes (each
+    /// field documented on [`WriterStats`]).
+    pub writer: WriterStats,
     /// Obsolete segments that checkpoints renamed to future segment names,
     /// to be written again without creating a file (PostgreSQL's recycling).
     pub segments_recycled: u64,
@@ -262,7 +197,7 @@ impl Wal {
 
     /// Inserts a record; returns both its start and end LSN.
     pub fn insert_span(&self, rec: &Record) -> Result<RecordSpan, Error> {
-        let span = self.shared.insert(rec)?;
+        let span = self.shared.insert.insert(rec)?;
         self.shared.background.inserted(span.end);
         Ok(span)
     }
@@ -273,7 +208,7 @@ impl Wal {
     /// (PostgreSQL: `XLogFlush`). After a write or sync failure every call
     /// fails and nothing more is reported durable.
     pub fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
-        self.shared.flush(upto)
+        self.shared.insert.flush(upto)
     }
 
     /// Inserts a record and flushes it: a durable commit.
@@ -297,7 +232,7 @@ impl Wal {
     /// or `None` if the log already ends on a segment boundary
     /// (PostgreSQL: `pg_switch_wal`).
     pub fn switch_segment(&self) -> Result<Option<RecordSpan>, Error> {
-        self.shared.switch()
+        self.shared.insert.switch()
     }
 
     /// Writes a checkpoint record, flushes it, records it in the control
@@ -315,7 +250,7 @@ impl Wal {
         };
         if failed_sync {
             // Which segments or control file are durable is unknown.
-            self.shared.writer.poison();
+            self.shared.insert.writer.poison();
         }
         result
     }
@@ -327,21 +262,20 @@ impl Wal {
             start: Some(from),
             ..ReaderOptions::default()
         };
-        let files = self.shared.segments.files();
-        let source = StorageSource::new(files.storage().clone(), files.dir(), self.shared.seg);
+        let files = self.shared.insert.supply.files();
+        let source =
+            StorageSource::new(files.storage().clone(), files.dir(), self.shared.insert.seg);
         Ok(WalReader::with_source(Box::new(source), opts)?)
     }
 
     /// Where the next record will start.
     pub fn insert_position(&self) -> Lsn {
-        self.shared
-            .seg
-            .pos_to_start_lsn(self.shared.reserver.reserved_end())
+        self.shared.insert.insert_position()
     }
 
     /// Everything below this LSN is durable.
     pub fn flushed(&self) -> Lsn {
-        self.shared.writer.flushed()
+        self.shared.insert.writer.flushed()
     }
 
     /// True if `dir` holds a Walden log: its control file exists, so
@@ -362,39 +296,13 @@ impl Wal {
 
     /// Counters since the log was opened.
     pub fn stats(&self) -> Stats {
-        let s = self.shared.slots.stats();
-        let WriterStats {
-            writes,
-            bytes_written,
-            largest_write,
-            write_sizes,
-            syncs,
-            sync_time,
-            flush_requests,
-            flushes_covered_by_others,
-            flush_groups,
-            flush_group_members,
-            largest_flush_group,
-            flush_group_sizes,
-        } = self.shared.writer.stats();
+        let s = self.shared.insert.slot_stats();
         Stats {
             records: s.records,
             bytes: s.bytes,
             slot_waits: s.waits,
-            // Relaxed: a statistic.
-            buffer_full_evictions: self.shared.evictions.load(Ordering::Relaxed),
-            writes,
-            bytes_written,
-            largest_write,
-            write_sizes,
-            syncs,
-            sync_time,
-            flush_requests,
-            flushes_covered_by_others,
-            flush_groups,
-            flush_group_members,
-            largest_flush_group,
-            flush_group_sizes,
+            buffer_full_evictions: self.shared.insert.evictions(),
+            writer: self.shared.insert.writer.stats(),
             // Relaxed: statistics.
             segments_recycled: self.shared.recycled.load(Ordering::Relaxed),
             segments_removed: self.shared.removed.load(Ordering::Relaxed),
@@ -417,8 +325,8 @@ impl Drop for Wal {
     /// [`Wal::close`] to see them). Without `close` the next open recovers.
     fn drop(&mut self) {
         if !self.closed {
-            let end = self.shared.reserved_end();
-            let _ = self.shared.flush(end);
+            let end = self.shared.insert.reserved_end();
+            let _ = self.shared.insert.flush(end);
         }
     }
 }

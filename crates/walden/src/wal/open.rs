@@ -12,16 +12,14 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::segments::Segments;
 use super::{unix_time, Shared, Wal};
-use crate::buffer::{BufferRing, PageIdentity, PageInit};
+use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError};
 use crate::error::Error;
 use crate::format::message::OverwriteContrecord;
 use crate::format::page::XLP_FIRST_IS_OVERWRITE_CONTRECORD;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
-use crate::insert::reserve::Reserver;
-use crate::insert::slots::SlotArray;
+use crate::insert::{InsertPath, StartPoint};
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
@@ -31,7 +29,7 @@ use crate::segment::{
 };
 use crate::sync::AtomicU64;
 use crate::write::background::{BackgroundWriter, Wakeup};
-use crate::write::Writer;
+use crate::write::SegmentSupply;
 
 /// First segment of a new log (initdb starts at 1, as pg_waldump expects).
 const FIRST_SEGMENT: u64 = 1;
@@ -207,7 +205,7 @@ impl Wal {
             // same LSN (written before the crash, past the end recovery
             // found) from a current one: new records start in a segment
             // no earlier incarnation wrote, after a durable switch.
-            if let Some(span) = wal.shared.switch()? {
+            if let Some(span) = wal.shared.insert.switch()? {
                 wal.flush(span.end)?;
             }
         }
@@ -247,19 +245,14 @@ impl Wal {
             }
         };
         let dir = files.dir().to_path_buf();
+        let start = StartPoint {
+            next_pos: tail.next_pos,
+            prev: tail.prev,
+            initialized_upto,
+            written,
+        };
         let shared = Arc::new(Shared {
-            seg,
-            slots: SlotArray::new(config.insert_slots),
-            reserver: Reserver::new(
-                config.reservation,
-                seg,
-                tail.next_pos,
-                tail.prev,
-                config.link_table_capacity(),
-            ),
-            init: PageInit::new(config.page_init, initialized_upto),
-            writer: Writer::new(config.sync_method, seg, written),
-            segments: Segments::new(files),
+            insert: InsertPath::new(&config, seg, ring, SegmentSupply::new(files), start),
             background: Arc::new(Wakeup::new(
                 config.writer_delay.map(|_| config.writer_flush_after),
                 written,
@@ -267,13 +260,15 @@ impl Wal {
             control: Mutex::new(control),
             storage,
             dir,
-            evictions: AtomicU64::new(0),
             recycled: AtomicU64::new(0),
             removed: AtomicU64::new(0),
-            ring,
             config,
         });
-        let prealloc = Segments::start_preallocator(&shared)?;
+        let prealloc = SegmentSupply::start_preallocator(&shared, |s| s.insert.supply_and_writer())
+            .map_err(|source| Error::Thread {
+                name: "segment preallocator",
+                source,
+            })?;
         let writer = match shared.config.writer_delay {
             Some(delay) => Some(
                 BackgroundWriter::start(

@@ -13,8 +13,10 @@
 //! and the flushed LSN never advances again.
 
 pub(crate) mod background;
+mod segment_supply;
 mod sync_method;
 
+pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use sync_method::SyncMethod;
 
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 
 use std::io;
 
-use crate::names::named_enum;
+use crate::named_enum::named_enum;
 use crate::segment::{FileSyncMode, StorageFile};
 
 /// How written WAL is made durable.

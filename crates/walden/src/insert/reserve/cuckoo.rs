@@ -41,18 +41,18 @@
 //! thread never sleeps before its own link is published (its successor
 //! waits for it), nor leaves while carrying a displaced link.
 
-use super::backoff::Backoff;
+use crate::config::LINK_TABLE_MIN_CAPACITY;
+use crate::sync::Backoff;
 use crate::sync::{hint, AtomicU64, Ordering};
 
 /// Entries per bucket (one 64-byte cache line).
 pub const BUCKET_ENTRIES: usize = 4;
 /// Entries a key may occupy: two buckets.
 pub const LOOKUPS: usize = 2 * BUCKET_ENTRIES;
-/// Smallest table: two buckets, so that a key's two buckets differ.
+/// Smallest table: two buckets, so that a key's two buckets differ. The
+/// configuration's rule (`config::LINK_TABLE_MIN_CAPACITY`) must agree.
 pub const MIN_CAPACITY: usize = 2 * BUCKET_ENTRIES;
-/// Smallest table [`LinkTable::capacity_for`] chooses (seed 003 sizes it
-/// at twice the 8 insertion locks).
-pub const DEFAULT_MIN_CAPACITY: usize = 16;
+const _: () = assert!(MIN_CAPACITY == LINK_TABLE_MIN_CAPACITY);
 /// A failed insertion swaps a link out once in this many rounds (seed 003's
 /// `SWAP_ONCE_IN`).
 pub const SWAP_ONCE_IN: u32 = 128;
@@ -93,26 +93,6 @@ pub struct LinkTable {
 }
 
 impl LinkTable {
-    /// The capacity for `reservers` threads reserving at once: a power of
-    /// two of at least twice that (links in flight ≤ reservers + 1, so the
-    /// table stays at most about half full), and at least
-    /// [`DEFAULT_MIN_CAPACITY`].
-    pub fn capacity_for(reservers: usize) -> usize {
-        reservers
-            .saturating_mul(2)
-            .next_power_of_two()
-            .max(DEFAULT_MIN_CAPACITY)
-    }
-
-    /// True if `capacity` entries can serve `reservers` concurrent
-    /// reservers: a power of two, at least [`MIN_CAPACITY`] and at least
-    /// twice the reservers.
-    pub fn capacity_serves(capacity: usize, reservers: usize) -> bool {
-        capacity.is_power_of_two()
-            && capacity >= MIN_CAPACITY
-            && capacity >= reservers.saturating_mul(2)
-    }
-
     /// An empty table of `capacity` entries, rounded up to a power of two
     /// of at least [`MIN_CAPACITY`] (callers validate it first).
     pub fn new(capacity: usize) -> Self {
@@ -399,23 +379,6 @@ mod tests {
                 assert_eq!(buckets.len(), 2, "{capacity}: {c:?}");
             }
         }
-    }
-
-    #[test]
-    fn capacity_is_twice_the_reservers_at_least() {
-        assert_eq!(LinkTable::capacity_for(8), 16);
-        assert_eq!(LinkTable::capacity_for(9), 32);
-        assert_eq!(LinkTable::capacity_for(1), 16);
-        assert_eq!(LinkTable::capacity_for(1024), 2048);
-        for reservers in 1..=1024 {
-            assert!(LinkTable::capacity_serves(
-                LinkTable::capacity_for(reservers),
-                reservers
-            ));
-        }
-        assert!(!LinkTable::capacity_serves(16, 9));
-        assert!(!LinkTable::capacity_serves(24, 8), "not a power of two");
-        assert!(!LinkTable::capacity_serves(4, 1), "fewer than two buckets");
     }
 
     #[test]

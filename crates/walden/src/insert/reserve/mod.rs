@@ -18,7 +18,6 @@
 //! the position counter alone on its cache line, differing only in their
 //! [`head::PrevLinks`].
 
-mod backoff;
 pub mod cuckoo;
 pub mod head;
 pub mod prev_link_in_buffer;
@@ -31,73 +30,8 @@ pub use prev_link_table::PrevLinkTableReserver;
 pub use spinlock::SpinlockReserver;
 pub use unlinked::UnlinkedReserver;
 
-use crate::format::WalFormat;
+use crate::config::ReservationKind;
 use crate::lsn::{Lsn, SegmentSize};
-use crate::names::named_enum;
-
-/// Which reservation design to use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ReservationKind {
-    /// Current and previous position under one PostgreSQL-style spinlock
-    /// (PostgreSQL master: `ReserveXLogInsertLocation`).
-    #[default]
-    Spinlock,
-    /// `fetch_add` on the position; prev-links go through a lock-free
-    /// cuckoo hash table (seed 003, Yura Sokolov's v1–v7).
-    PrevLinkTable,
-    /// `fetch_add` on the position; each inserter writes the next record's
-    /// prev-link into the WAL buffer and the next inserter waits for it
-    /// (seed 003, Zhiguo Zhou's original patch).
-    PrevLinkInBuffer,
-    /// `fetch_add` only: for formats whose records carry no prev-link
-    /// (`SelfLsn`, `CompactWalId`; seed 001).
-    Unlinked,
-}
-
-impl ReservationKind {
-    /// Every design, in the order tables list them.
-    pub const ALL: [ReservationKind; 4] = [
-        ReservationKind::Spinlock,
-        ReservationKind::PrevLinkTable,
-        ReservationKind::PrevLinkInBuffer,
-        ReservationKind::Unlinked,
-    ];
-
-    /// The name used on the command line and in reports.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ReservationKind::Spinlock => "spinlock",
-            ReservationKind::PrevLinkTable => "prev-link-table",
-            ReservationKind::PrevLinkInBuffer => "prev-link-in-buffer",
-            ReservationKind::Unlinked => "unlinked",
-        }
-    }
-
-    /// True if the design hands each record its predecessor's start.
-    pub const fn keeps_prev_link(self) -> bool {
-        !matches!(self, ReservationKind::Unlinked)
-    }
-
-    /// True if the design can serve `format` (DESIGN.md §3): a format with
-    /// a prev-link needs a design that keeps one, and a format without one
-    /// takes [`ReservationKind::Unlinked`], the only design that does not
-    /// pay for links nobody reads.
-    pub const fn pairs_with(self, format: WalFormat) -> bool {
-        self.keeps_prev_link() == format.has_prev_link()
-    }
-
-    /// The default design for `format`: [`ReservationKind::default`] for a
-    /// format with a prev-link, [`ReservationKind::Unlinked`] otherwise.
-    pub fn default_for(format: WalFormat) -> ReservationKind {
-        if format.has_prev_link() {
-            ReservationKind::default()
-        } else {
-            ReservationKind::Unlinked
-        }
-    }
-}
-
-named_enum!(ReservationKind, "reservation");
 
 /// How a reservation's prev-link reaches it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +75,7 @@ impl Reserver {
     /// last record started at LSN `prev` ([`Lsn::INVALID`] if none).
     /// `table_capacity` sizes the [`ReservationKind::PrevLinkTable`] table:
     /// a power of two, at least twice the number of threads that may
-    /// reserve at once (see [`cuckoo::LinkTable::capacity_for`]).
+    /// reserve at once (see [`crate::config::link_table_capacity_for`]).
     pub fn new(
         kind: ReservationKind,
         seg: SegmentSize,
@@ -238,35 +172,4 @@ pub(crate) fn prev_position(seg: SegmentSize, prev: Lsn) -> Option<u64> {
 /// The LSN of a prev-link kept as a position (see [`prev_position`]).
 pub(crate) fn prev_lsn(seg: SegmentSize, prev: Option<u64>) -> Lsn {
     prev.map_or(Lsn::INVALID, |p| seg.pos_to_start_lsn(p))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_pair_as_design_section_3_says() {
-        use ReservationKind::*;
-        for kind in ReservationKind::ALL {
-            assert_eq!(kind.pairs_with(WalFormat::Postgres15), kind != Unlinked);
-            assert_eq!(kind.pairs_with(WalFormat::SelfLsn), kind == Unlinked);
-            assert_eq!(kind.pairs_with(WalFormat::CompactWalId), kind == Unlinked);
-        }
-        for format in WalFormat::ALL {
-            assert!(ReservationKind::default_for(format).pairs_with(format));
-        }
-    }
-
-    #[test]
-    fn names_parse_back() {
-        for kind in ReservationKind::ALL {
-            assert_eq!(kind.name().parse::<ReservationKind>().unwrap(), kind);
-            assert_eq!(kind.to_string(), kind.name());
-        }
-        assert_eq!(
-            "Prev_Link_Table".parse::<ReservationKind>().unwrap(),
-            ReservationKind::PrevLinkTable
-        );
-        assert!("mutex".parse::<ReservationKind>().is_err());
-    }
 }

@@ -32,7 +32,7 @@ impl PrevLinks for LinkTable {
 
 impl PrevLinkTableReserver {
     /// Next record at position `next`; the last one started at `prev`;
-    /// a table of `capacity` entries (see [`LinkTable::capacity_for`]).
+    /// a table of `capacity` entries (see [`crate::config::link_table_capacity_for`]).
     pub fn new(seg: SegmentSize, next: u64, prev: Lsn, capacity: usize) -> Self {
         let table = LinkTable::new(capacity);
         // PostgreSQL with seed 003: `LinkStartPrevPos`, before any insert.

@@ -6,26 +6,26 @@
 //! wait neither sleeps on a timer nor blocks on anything that can fail or
 //! unwind; it only gives the CPU away.
 
-use crate::sync::{hint, thread};
+use super::{hint, thread};
 
 /// Most CPU relaxes in one round before yielding instead.
 const MAX_SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
 
 /// See the module docs.
 #[derive(Debug, Default)]
-pub(crate) struct Backoff {
+pub struct Backoff {
     spins: u32,
 }
 
 impl Backoff {
     /// A backoff that starts with one relax.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Backoff::default()
     }
 
     /// One round of waiting: twice the relaxes of the last round, or a
     /// yield once those would exceed the cap.
-    pub(crate) fn snooze(&mut self) {
+    pub fn snooze(&mut self) {
         if self.spins < MAX_SPINS {
             for _ in 0..=self.spins {
                 hint::spin_loop();

@@ -5,14 +5,15 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::error::Error;
 use crate::segment::{FileOp, IoFailure, SegmentError, SegmentFiles, StorageFile};
-use crate::write::{SegmentOpener, SyncMethod};
+
+use super::sync_method::SyncMethod;
+use super::{SegmentOpener, Writer};
 
 /// Serialises "does segment N exist? create it" between the writer, the
 /// preallocator and checkpoint recycling, so no name is created twice.
 #[derive(Debug)]
-pub(crate) struct Segments {
+pub(crate) struct SegmentSupply {
     files: SegmentFiles,
     /// Held while creating or renaming segments; holds the first failed
     /// sync of that work, after which no segment is trusted to be durable.
@@ -66,9 +67,9 @@ pub(crate) struct Preallocator {
     thread: Option<JoinHandle<()>>,
 }
 
-impl Segments {
+impl SegmentSupply {
     pub(crate) fn new(files: SegmentFiles) -> Self {
-        Segments {
+        SegmentSupply {
             files,
             creating: Mutex::new(None),
             prealloc: Arc::default(),
@@ -119,13 +120,15 @@ pub(crate) fn is_sync_failure(e: &SegmentError) -> bool {
     matches!(e, SegmentError::Io(f) if matches!(f.op, FileOp::Sync | FileOp::SyncDir))
 }
 
-impl Segments {
-    /// Starts the preallocator thread for `this`.
-    pub(crate) fn start_preallocator(
-        this: &Arc<crate::wal::Shared>,
-    ) -> Result<Preallocator, Error> {
-        let state = this.segments.prealloc.clone();
-        let shared = Arc::downgrade(this);
+impl SegmentSupply {
+    /// Starts the preallocator thread for the supply and writer that
+    /// `parts` finds in `owner`; it stops when `owner` is dropped.
+    pub(crate) fn start_preallocator<T: Send + Sync + 'static>(
+        owner: &Arc<T>,
+        parts: fn(&T) -> (&SegmentSupply, &Writer),
+    ) -> std::io::Result<Preallocator> {
+        let state = parts(owner).0.prealloc.clone();
+        let owner = Arc::downgrade(owner);
         let thread_state = state.clone();
         let thread = std::thread::Builder::new()
             .name("walden-prealloc".into())
@@ -148,21 +151,18 @@ impl Segments {
                             .unwrap_or_else(|e| e.into_inner());
                     }
                 };
-                let Some(shared) = shared.upgrade() else {
+                let Some(owner) = owner.upgrade() else {
                     return;
                 };
+                let (supply, writer) = parts(&owner);
                 // A failure here (ENOSPC, say) is not fatal: the writer
                 // creates the segment itself when it needs it and reports
                 // the error then. A failed sync is: see `exclusively`.
-                if let Err(e) = shared.segments.ensure(want) {
+                if let Err(e) = supply.ensure(want) {
                     if is_sync_failure(&e) {
-                        shared.writer.poison();
+                        writer.poison();
                     }
                 }
-            })
-            .map_err(|source| Error::Thread {
-                name: "segment preallocator",
-                source,
             })?;
         Ok(Preallocator {
             state,
@@ -171,7 +171,7 @@ impl Segments {
     }
 }
 
-impl SegmentOpener for Segments {
+impl SegmentOpener for SegmentSupply {
     fn open_segment(
         &self,
         segno: u64,
