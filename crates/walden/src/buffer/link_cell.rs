@@ -7,7 +7,7 @@
 //! the ring hands out cells over its pages ([`super::BufferRing::link_cell`]).
 
 use crate::lsn::Lsn;
-use crate::sync::Backoff;
+use crate::sync::backoff::{Backoff, Policy};
 use std::sync::atomic::Ordering;
 
 /// A 32-bit atomic: std's over buffer memory, loom's in the models.
@@ -78,7 +78,7 @@ impl<'a, A: Atomic32> LinkCell<'a, A> {
     /// between tries: its error (the log poisoned, so the predecessor will
     /// never write) ends the wait.
     pub fn wait<E>(&self, mut check: impl FnMut() -> Result<(), E>) -> Result<Lsn, E> {
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::new(Policy::SPIN_THEN_YIELD);
         loop {
             if let Some(prev) = self.take() {
                 return Ok(prev);

@@ -1,11 +1,21 @@
-//! Concurrency primitives, and the one place that names `std::sync`, `loom`
-//! or `shuttle`.
+//! Concurrency primitives, and the one place that chooses between
+//! `std::sync`, `loom` and `shuttle` for the code the models check.
+//!
+//! PostgreSQL: `s_lock.c`, the LWLock wait lists, seed 004's
+//! `ReadBiasedLWLock`.
 //!
 //! Code on the insert path imports atomics, mutexes and threads from here, so
 //! that building with `RUSTFLAGS="--cfg loom"` swaps in loom's model-checked
 //! versions and every interleaving of a small model can be explored, and
 //! `RUSTFLAGS="--cfg shuttle"` swaps in shuttle's, whose randomised
-//! schedulers explore larger models (4–8 threads) that loom cannot.
+//! schedulers explore larger models (4–8 threads) that loom cannot. Code the
+//! models do not run names `std::sync` itself: the handle's shared state and
+//! its background threads (`wal`, `write::background`, the segment supply),
+//! the control-file and storage locks (`segment`, `read`), and the atomics
+//! over the ring's own memory (`buffer::ring`, `buffer::link_cell`), which
+//! are std's by construction; the models' `loom::model`/`shuttle::check`
+//! calls name their checker directly. Every wait that spins goes through
+//! [`backoff::Backoff`].
 
 /// Re-exports the primitives under one set of names from `$backend`
 /// (`std`, `loom` or `shuttle`, which mirror each other's paths).
@@ -35,7 +45,6 @@ pub mod read_biased;
 pub mod spinlock;
 pub mod wait_queue;
 
-pub use backoff::Backoff;
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;

@@ -10,16 +10,19 @@
 use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 
-use super::{hint, thread, AtomicBool, Ordering};
+use super::backoff::{Backoff, Policy};
+use super::{AtomicBool, Ordering};
 
-/// Spins with a CPU relax before the first yield (PostgreSQL's
-/// `spins_per_delay` default is 100).
-const SPINS_PER_DELAY: u32 = if cfg!(loom) { 1 } else { 100 };
-/// Yields before starting to sleep.
-const YIELDS_BEFORE_SLEEP: u32 = if cfg!(loom) { 1 } else { 20 };
-/// Cap of the sleep backoff, microseconds (PostgreSQL: `MAX_DELAY_USEC` 1 s;
-/// far lower here: the holders are threads of one process, not backends).
-const MAX_SLEEP_US: u64 = 1000;
+/// PostgreSQL's spin delay: 100 relaxes (its `spins_per_delay` default)
+/// before the first yield, 20 yields before sleeping, then sleeps doubling
+/// up to 1 ms (PostgreSQL: `MAX_DELAY_USEC` 1 s; far lower here: the
+/// holders are threads of one process, not backends).
+const SPIN_DELAY: Policy = Policy {
+    spin_steps: if cfg!(loom) { 1 } else { 100 },
+    doubling: false,
+    yields: if cfg!(loom) { 1 } else { 20 },
+    sleep_cap_us: Some(1000),
+};
 
 /// A spinlock owning `T`.
 #[derive(Debug, Default)]
@@ -49,9 +52,7 @@ impl<T> SpinLock<T> {
 
     /// Acquires the lock, spinning, yielding and then sleeping with backoff.
     pub fn lock(&self) -> SpinGuard<'_, T> {
-        let mut spins = 0u32;
-        let mut yields = 0u32;
-        let mut sleep_us = 1u64;
+        let mut backoff = Backoff::new(SPIN_DELAY);
         loop {
             // Acquire: pairs with the Release in SpinGuard::drop, so the
             // previous holder's writes to `value` are visible to us.
@@ -67,15 +68,7 @@ impl<T> SpinLock<T> {
             // Test-and-test-and-set: delay until the lock looks free, then
             // swap again.
             loop {
-                if spins < SPINS_PER_DELAY {
-                    spins += 1;
-                    hint::spin_loop();
-                } else if yields < YIELDS_BEFORE_SLEEP {
-                    yields += 1;
-                    thread::yield_now();
-                } else {
-                    backoff_sleep(&mut sleep_us);
-                }
+                backoff.snooze();
                 // Relaxed: only a hint to avoid hammering the line with
                 // swaps. Under loom a relaxed read may stay stale for many
                 // steps, so the model goes straight back to the swap.
@@ -85,18 +78,6 @@ impl<T> SpinLock<T> {
             }
         }
     }
-}
-
-#[cfg(not(loom))]
-fn backoff_sleep(sleep_us: &mut u64) {
-    std::thread::sleep(std::time::Duration::from_micros(*sleep_us));
-    *sleep_us = (*sleep_us * 2).min(MAX_SLEEP_US);
-}
-
-#[cfg(loom)]
-fn backoff_sleep(sleep_us: &mut u64) {
-    *sleep_us = (*sleep_us * 2).min(MAX_SLEEP_US);
-    thread::yield_now();
 }
 
 impl<T> Deref for SpinGuard<'_, T> {
@@ -125,7 +106,7 @@ impl<T> Drop for SpinGuard<'_, T> {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::sync::Arc;
+    use crate::sync::{thread, Arc};
 
     /// Two increments under the lock are never lost.
     #[test]

@@ -16,10 +16,17 @@
 //! re-check sees the change; otherwise the notifier sees the waiter and
 //! wakes it under the lock.
 
-use super::{hint, AtomicU32, Condvar, Mutex, Ordering};
+use super::backoff::{Backoff, Policy};
+use super::{AtomicU32, Condvar, Mutex, Ordering};
 
-/// Spins before parking: a few microseconds, well under the cost of a wake-up.
-const SPINS_BEFORE_PARKING: u32 = if cfg!(loom) { 1 } else { 200 };
+/// Spins before parking: 200 relaxes, a few microseconds, well under the
+/// cost of a wake-up; no yields.
+const BEFORE_PARKING: Policy = Policy {
+    spin_steps: if cfg!(loom) { 1 } else { 200 },
+    doubling: false,
+    yields: 0,
+    sleep_cap_us: None,
+};
 
 /// Threads parked on one condition, and the lock-free check that skips the
 /// wake-up path when there are none.
@@ -40,11 +47,12 @@ impl WaitQueue {
     /// Returns once `ready()` is true. Never unwinds: a poisoned lock is
     /// recovered (the queue protects no data).
     pub fn wait_until(&self, mut ready: impl FnMut() -> bool) {
-        for _ in 0..SPINS_BEFORE_PARKING {
+        let mut backoff = Backoff::new(BEFORE_PARKING);
+        while !backoff.is_completed() {
             if ready() {
                 return;
             }
-            hint::spin_loop();
+            backoff.snooze();
         }
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
         // AcqRel: Acquire pairs with the Release RMW in notify_all (see the

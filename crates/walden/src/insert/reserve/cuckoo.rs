@@ -42,8 +42,8 @@
 //! waits for it), nor leaves while carrying a displaced link.
 
 use crate::config::LINK_TABLE_MIN_CAPACITY;
-use crate::sync::Backoff;
-use crate::sync::{hint, AtomicU64, Ordering};
+use crate::sync::backoff::{Backoff, Policy};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Entries per bucket (one 64-byte cache line).
 pub const BUCKET_ENTRIES: usize = 4;
@@ -172,7 +172,7 @@ impl LinkTable {
         let mut found = None;
         let mut inserted = false;
         let mut dice = Dice::new(start);
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::new(Policy::SPIN_THEN_YIELD);
         loop {
             if found.is_none() {
                 found = want_at
@@ -211,7 +211,7 @@ impl LinkTable {
                 continue;
             }
             // Someone waits for the link we carry: no yielding, only a relax.
-            hint::spin_loop();
+            backoff.spin();
         }
     }
 

@@ -24,7 +24,8 @@
 //! `SeqCst` store-load ordering (which loom cannot check: it models `SeqCst`
 //! accesses as acquire/release).
 
-use crate::sync::{hint, thread, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::backoff::{Backoff, Policy};
+use crate::sync::{AtomicU64, Condvar, Mutex, Ordering};
 
 /// Set while a writer owns this sub-lock or waits for its readers to leave.
 const WRITER: u64 = 1 << 63;
@@ -37,11 +38,15 @@ const READERS: u64 = PARKED - 1;
 /// One reader in [`READERS`].
 const ONE_READER: u64 = 1;
 
-/// Checks of the word, with a CPU relax hint between them, before yielding.
-const SPINS: u32 = if cfg!(loom) { 1 } else { 64 };
-/// Checks of the word, each after yielding the CPU, before parking. Threads
-/// outnumber cores under load, so the holder may need our CPU to finish.
-const YIELDS: u32 = if cfg!(loom) { 0 } else { 4 };
+/// Before parking: 64 checks of the word with a CPU relax between them,
+/// then 4 more, each after yielding the CPU (threads outnumber cores under
+/// load, so the holder may need our CPU to finish).
+const BEFORE_PARKING: Policy = Policy {
+    spin_steps: if cfg!(loom) { 1 } else { 64 },
+    doubling: false,
+    yields: if cfg!(loom) { 0 } else { 4 },
+    sleep_cap_us: None,
+};
 
 /// A reader-writer lock word without data; [`super::ReadBiasedLock`] pads
 /// each to its own cache line and owns the data.
@@ -145,18 +150,15 @@ impl SubLock {
     /// parks until woken by an RMW that saw the parked bit.
     #[cold]
     fn wait_while(&self, blocked: impl Fn(u64) -> bool) {
-        for check in 0..SPINS + YIELDS {
+        let mut backoff = Backoff::new(BEFORE_PARKING);
+        while !backoff.is_completed() {
             // Acquire: a waiter for readers to leave is done when this load
             // sees the count at zero, so it pairs with the last reader's
             // Release; other waiters retry an Acquire RMW afterwards.
             if !blocked(self.state.load(Ordering::Acquire)) {
                 return;
             }
-            if check < SPINS {
-                hint::spin_loop();
-            } else {
-                thread::yield_now();
-            }
+            backoff.snooze();
         }
         // The mutex guards no data, so a poisoned one is as good as any.
         let mut parked = self.parking.lock().unwrap_or_else(|e| e.into_inner());
