@@ -5,7 +5,7 @@
 //! file and the matches here. Positions are *usable byte positions*
 //! (page headers left out, see [`crate::lsn`]).
 //!
-//! - [`spinlock`]: current and previous position under one spinlock
+//! - [`spinlock_reserver`]: current and previous position under one spinlock
 //!   (PostgreSQL master);
 //! - [`prev_link_table`]: `fetch_add` on the position, prev-links passed
 //!   through the lock-free cuckoo table of [`cuckoo`] (seed 003, v7);
@@ -14,20 +14,20 @@
 //!   original patch);
 //! - [`unlinked`]: `fetch_add` only, for formats without a prev-link.
 //!
-//! The three `fetch_add` designs are each a [`head::HeadReserver`] over
-//! the position counter alone on its cache line, differing only in their
-//! [`head::PrevLinks`].
+//! The three `fetch_add` designs are each a
+//! [`position_counter::HeadReserver`] over the position counter alone on its
+//! cache line, differing only in their [`position_counter::PrevLinks`].
 
 pub mod cuckoo;
-pub mod head;
+pub mod position_counter;
 pub mod prev_link_in_buffer;
 pub mod prev_link_table;
-pub mod spinlock;
+pub mod spinlock_reserver;
 pub mod unlinked;
 
 pub use prev_link_in_buffer::PrevLinkInBufferReserver;
 pub use prev_link_table::PrevLinkTableReserver;
-pub use spinlock::SpinlockReserver;
+pub use spinlock_reserver::SpinlockReserver;
 pub use unlinked::UnlinkedReserver;
 
 use crate::config::ReservationKind;

@@ -42,7 +42,7 @@
 //! which oversubscribed runs show. A predecessor whose write fails poisons
 //! the log, and a waiting successor gives up when it sees that.
 
-use super::head::{HeadReserver, PrevLinks};
+use super::position_counter::{HeadReserver, PrevLinks};
 use super::PrevLink;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 

@@ -13,11 +13,11 @@
 //! predecessor's start; the table holds at most one link per concurrent
 //! reserver plus one, and its capacity is at least twice the number of
 //! concurrent reservers (insertion slots; checked by `Config::validate`).
-//! Memory ordering: the head's (see [`super::head`]) and the table's
+//! Memory ordering: the head's (see [`super::position_counter`]) and the table's
 //! entry protocol (Release publication of a key, Acquire lock).
 
 use super::cuckoo::LinkTable;
-use super::head::{HeadReserver, PrevLinks};
+use super::position_counter::{HeadReserver, PrevLinks};
 use super::{prev_lsn, prev_position, PrevLink};
 use crate::lsn::{Lsn, SegmentSize};
 

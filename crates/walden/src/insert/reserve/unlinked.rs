@@ -5,9 +5,9 @@
 //! `CompactWalId`), nothing needs to pass between neighbouring reservers:
 //! the serialized step is the `fetch_add` alone. Invariant: reservations
 //! are disjoint and gap-free (the counter's modification order). Memory
-//! ordering: see [`super::head::HeadReserver`].
+//! ordering: see [`super::position_counter::HeadReserver`].
 
-use super::head::{HeadReserver, PrevLinks};
+use super::position_counter::{HeadReserver, PrevLinks};
 use super::PrevLink;
 use crate::lsn::SegmentSize;
 

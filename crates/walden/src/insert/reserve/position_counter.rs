@@ -1,6 +1,7 @@
-//! The reserved head: the end of reserved WAL as one atomic counter, alone
-//! on its cache line(s), advanced by `fetch_add` (PostgreSQL with seeds 001
-//! and 003: `CurrBytePos` as a `pg_atomic_uint64`).
+//! The reserved-position counter ([`ReservedHead`]): the end of reserved
+//! WAL as one atomic counter, alone on its cache line(s), advanced by
+//! `fetch_add` (PostgreSQL with seeds 001 and 003: `CurrBytePos` as a
+//! `pg_atomic_uint64`).
 //!
 //! The line holds nothing else, so the one write every reservation makes
 //! does not drag fields that every inserter reads along with it (seed 003,

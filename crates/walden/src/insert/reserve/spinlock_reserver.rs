@@ -1,4 +1,5 @@
-//! Baseline reservation: current and previous position under one spinlock.
+//! The spinlock reservation design (the baseline): current and previous
+//! position under one spinlock ([`crate::sync::SpinLock`], the lock itself).
 //!
 //! PostgreSQL: `ReserveXLogInsertLocation`, `insertpos_lck`, `CurrBytePos`,
 //! `PrevBytePos`. The two positions sit alone on their cache line so the
