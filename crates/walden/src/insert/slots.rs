@@ -1,5 +1,6 @@
-//! Insertion slots: the WAL insertion locks and their `inserting_at`
-//! progress, and waiting for in-flight insertions to finish.
+//! Insertion slots: the WAL insertion locks, acquired one at a time by
+//! inserters or all at once; their `inserting_at` progress and waiting for
+//! in-flight insertions are in [`progress`].
 //!
 //! PostgreSQL: `WALInsertLocks`, `WALInsertLockAcquire`,
 //! `WALInsertLockUpdateInsertingAt`, `WaitXLogInsertionsToFinish`,
@@ -16,8 +17,11 @@
 use crossbeam_utils::CachePadded;
 
 use crate::config::SlotChoice;
-use crate::lsn::Lsn;
 use crate::sync::{AtomicU64, Ordering, WaitQueue};
+
+mod progress;
+
+pub use progress::InsertionProgress;
 
 /// `inserting_at` of a slot held for exclusive (all-slots) access on every
 /// slot but the last, so waiters never block on those.
@@ -211,67 +215,6 @@ impl SlotArray {
         ExclusiveGuard { slots: self }
     }
 
-    /// Returns a point `>= upto` (or the reserved end, if lower) below
-    /// which every insertion has finished copying, waiting for insertions
-    /// below `upto` still in flight (PostgreSQL: `WaitXLogInsertionsToFinish`).
-    ///
-    /// `reserved_end` is the end of reserved WAL, read with Acquire *before*
-    /// calling: every inserter that reserved below it holds its slot as
-    /// seen from here.
-    ///
-    /// Never call this while holding something an inserter may need (the
-    /// writer lock, the page-mapping lock): an inserter below `upto` may be
-    /// waiting for it to evict a page.
-    pub fn wait_for_inserts(&self, upto: Lsn, reserved_end: Lsn) -> Lsn {
-        let upto = upto.min(reserved_end).0;
-        let mut finished = reserved_end.0;
-        for s in self.slots.iter() {
-            let mut seen;
-            loop {
-                // SeqCst (⊇ Acquire): pairs with the holder's Release stores
-                // (WaitQueue contract); loads after the caller's Acquire read
-                // of the reserved end see every slot held by a reserver it
-                // reflects.
-                if !s.held.load(Ordering::SeqCst) {
-                    seen = 0;
-                    break;
-                }
-                seen = s.inserting_at.load(Ordering::SeqCst);
-                if seen >= upto && seen != 0 {
-                    break;
-                }
-                let before = seen;
-                // SeqCst (⊇ Acquire), as the loads above: the WaitQueue
-                // contract; pairs with the holder's release or advertisement.
-                s.waiters.wait_until(|| {
-                    !s.held.load(Ordering::SeqCst)
-                        || s.inserting_at.load(Ordering::SeqCst) != before
-                });
-            }
-            if seen != 0 && seen < finished {
-                finished = seen;
-            }
-        }
-        Lsn(finished)
-    }
-
-    /// Like [`SlotArray::wait_for_inserts`] but never waits: the point below
-    /// which every insertion has finished right now. Safe to call while
-    /// holding the writer lock.
-    pub fn finished_now(&self, reserved_end: Lsn) -> Lsn {
-        let mut finished = reserved_end.0;
-        for s in self.slots.iter() {
-            // SeqCst: as in wait_for_inserts.
-            if s.held.load(Ordering::SeqCst) {
-                let seen = s.inserting_at.load(Ordering::SeqCst);
-                // A holder that advertised nothing (0) may be anywhere: the
-                // result is then 0, "nothing known beyond what you had".
-                finished = finished.min(seen);
-            }
-        }
-        Lsn(finished)
-    }
-
     /// Sums the per-slot counters.
     pub fn stats(&self) -> SlotStats {
         let mut t = SlotStats::default();
@@ -309,57 +252,9 @@ fn thread_seed() -> usize {
     h.finish() as usize
 }
 
-impl SlotArray {
-    fn advertise(&self, i: usize, at: Lsn) {
-        let s = &self.slots[i];
-        // SeqCst (⊇ Release): publishes the bytes copied below `at` to a
-        // flusher that reads this value (Acquire); made before notify_all,
-        // as the WaitQueue contract asks.
-        s.inserting_at.store(at.0, Ordering::SeqCst);
-        s.waiters.notify_all();
-    }
-
-    fn count_record(&self, i: usize, bytes: u64) {
-        let s = &self.slots[i];
-        // Relaxed: statistics; only the holder writes them.
-        s.records.fetch_add(1, Ordering::Relaxed);
-        s.bytes.fetch_add(bytes, Ordering::Relaxed);
-    }
-}
-
-/// What the copy step needs from whichever slot(s) an insertion holds.
-pub trait InsertionProgress {
-    /// Advertises that every byte of this record below `at` is copied
-    /// (PostgreSQL: `WALInsertLockUpdateInsertingAt`), waking flushers.
-    fn advertise(&self, at: Lsn);
-    /// Counts one inserted record of `bytes` reserved bytes.
-    fn count_record(&self, bytes: u64);
-}
-
-impl InsertionProgress for SlotGuard<'_> {
-    fn advertise(&self, at: Lsn) {
-        self.slots.advertise(self.index, at);
-    }
-
-    fn count_record(&self, bytes: u64) {
-        self.slots.count_record(self.index, bytes);
-    }
-}
-
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         self.slots.unlock(self.index);
-    }
-}
-
-impl InsertionProgress for ExclusiveGuard<'_> {
-    /// Advertises on the last slot, the one waiters look at.
-    fn advertise(&self, at: Lsn) {
-        self.slots.advertise(self.slots.len() - 1, at);
-    }
-
-    fn count_record(&self, bytes: u64) {
-        self.slots.count_record(self.slots.len() - 1, bytes);
     }
 }
 
@@ -377,51 +272,19 @@ mod loom_tests {
     use crate::sync::{thread, Arc};
     use loom::cell::UnsafeCell;
 
-    struct Model {
-        slots: SlotArray,
+    /// Slots, a reservation counter and a buffer cell (also the model of
+    /// `progress`).
+    pub(super) struct Model {
+        pub(super) slots: SlotArray,
         /// A stand-in reserver: a fetch_add after the slot is held.
-        reserved: AtomicU64,
+        pub(super) reserved: AtomicU64,
         /// The "buffer": a plain cell, so loom flags an unsynchronised read.
-        bytes: UnsafeCell<u64>,
+        pub(super) bytes: UnsafeCell<u64>,
     }
 
     // SAFETY: `bytes` is only accessed under the protocol under test; loom
     // checks that the accesses are ordered.
     unsafe impl Sync for Model {}
-
-    /// A flusher that sees a reservation never returns a finished point
-    /// above bytes the inserter has not copied yet (invariant 5), even when
-    /// the inserter advertises progress half way.
-    #[test]
-    fn wait_for_inserts_never_passes_an_unfinished_copy() {
-        loom::model(|| {
-            let m = Arc::new(Model {
-                slots: SlotArray::new(2),
-                reserved: AtomicU64::new(0),
-                bytes: UnsafeCell::new(0),
-            });
-            let m2 = m.clone();
-            let inserter = thread::spawn(move || {
-                let slot = m2.slots.acquire(SlotChoice::Sticky);
-                // Release: the reservation is published after the slot
-                // acquisition (invariant 8).
-                m2.reserved.fetch_add(16, Ordering::Release);
-                // SAFETY: our reservation; ordered by the protocol.
-                m2.bytes.with_mut(|b| unsafe { *b = 42 });
-                slot.advertise(Lsn(8));
-                drop(slot);
-            });
-            // Acquire: see the slot held if we see the reservation.
-            let reserved = m.reserved.load(Ordering::Acquire);
-            if reserved == 16 {
-                let finished = m.slots.wait_for_inserts(Lsn(16), Lsn(16));
-                assert!(finished >= Lsn(16));
-                // SAFETY: every insertion below 16 has finished.
-                assert_eq!(m.bytes.with(|b| unsafe { *b }), 42);
-            }
-            inserter.join().unwrap();
-        });
-    }
 
     /// `inserters` threads choosing by `Attempts(1)` among `slots` slots:
     /// no two ever hold the same slot at once (loom flags a concurrent
