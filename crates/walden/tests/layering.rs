@@ -522,17 +522,10 @@ fn the_parser_finds_imports_in_every_form() {
         .filter_map(|(offset, p)| absolute(&module, &inline, offset, &p))
         .collect();
     found.sort();
-    let expect: Vec<Vec<String>> = [
-        &["a", "b"][..],
-        &["c", "d"],
-        &["c", "e"],
-        &["inline", "path"],
-        &["m", "n"],
-        &["m", "up", "X"],
-    ]
-    .iter()
-    .map(|p| p.iter().map(|s| s.to_string()).collect())
-    .collect();
+    let expect: Vec<Vec<String>> = ["a::b", "c::d", "c::e", "inline::path", "m::n", "m::up::X"]
+        .iter()
+        .map(|p| p.split("::").map(str::to_owned).collect())
+        .collect();
     assert_eq!(found, expect);
 
     // And on the engine itself: an empty parse cannot pass.
