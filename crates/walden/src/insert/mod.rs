@@ -73,7 +73,7 @@ pub(crate) struct InsertPath {
     eviction: Eviction,
     eviction_chunk: u64,
     pub(crate) slots: SlotArray,
-    pub(crate) reserver: Reserver,
+    reserver: Reserver,
     ring: BufferRing,
     init: PageInit,
     pub(crate) writer: Writer,

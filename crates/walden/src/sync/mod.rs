@@ -14,8 +14,8 @@
 //! the control-file and storage locks (`segment`, `read`), and the atomics
 //! over the ring's own memory (`buffer::ring`, `buffer::link_cell`), which
 //! are std's by construction; the models' `loom::model`/`shuttle::check`
-//! calls name their checker directly. Every wait that spins goes through
-//! [`backoff::Backoff`].
+//! calls name their checker directly. Every wait of the engine that spins
+//! goes through [`backoff::Backoff`] (tests may spin as they please).
 
 /// Re-exports the primitives under one set of names from `$backend`
 /// (`std`, `loom` or `shuttle`, which mirror each other's paths).
