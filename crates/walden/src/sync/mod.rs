@@ -13,8 +13,9 @@
 //! its background threads (`wal`, `write::background`, the segment supply),
 //! the control-file and storage locks (`segment`, `read`), and the atomics
 //! over the ring's own memory (`buffer::ring`, `buffer::link_cell`), which
-//! are std's by construction; the models' `loom::model`/`shuttle::check`
-//! calls name their checker directly. Every wait of the engine that spins
+//! are std's by construction; the read-biased lock's thread-numbering
+//! static, and unit tests that run outside the models. The models'
+//! `loom::model`/`shuttle::check` calls name their checker directly. Every wait of the engine that spins
 //! goes through [`backoff::Backoff`] (tests may spin as they please).
 
 /// Re-exports the primitives under one set of names from `$backend`
