@@ -282,6 +282,17 @@ mod loom_tests {
         pub(super) bytes: UnsafeCell<u64>,
     }
 
+    impl Model {
+        /// Two free slots, nothing reserved, the cell zero.
+        pub(super) fn two_slots() -> Arc<Self> {
+            Arc::new(Model {
+                slots: SlotArray::new(2),
+                reserved: AtomicU64::new(0),
+                bytes: UnsafeCell::new(0),
+            })
+        }
+    }
+
     // SAFETY: `bytes` is only accessed under the protocol under test; loom
     // checks that the accesses are ordered.
     unsafe impl Sync for Model {}
@@ -337,11 +348,7 @@ mod loom_tests {
     #[test]
     fn acquire_all_excludes_inserters() {
         loom::model(|| {
-            let m = Arc::new(Model {
-                slots: SlotArray::new(2),
-                reserved: AtomicU64::new(0),
-                bytes: UnsafeCell::new(0),
-            });
+            let m = Model::two_slots();
             let m2 = m.clone();
             let t = thread::spawn(move || {
                 let _slot = m2.slots.acquire(SlotChoice::Sticky);

@@ -126,8 +126,7 @@ mod loom_tests {
     use super::super::loom_tests::Model;
     use super::*;
     use crate::config::SlotChoice;
-    use crate::sync::{thread, Arc, AtomicU64};
-    use loom::cell::UnsafeCell;
+    use crate::sync::thread;
 
     /// A flusher that sees a reservation never returns a finished point
     /// above bytes the inserter has not copied yet (invariant 5), even when
@@ -135,11 +134,7 @@ mod loom_tests {
     #[test]
     fn wait_for_inserts_never_passes_an_unfinished_copy() {
         loom::model(|| {
-            let m = Arc::new(Model {
-                slots: SlotArray::new(2),
-                reserved: AtomicU64::new(0),
-                bytes: UnsafeCell::new(0),
-            });
+            let m = Model::two_slots();
             let m2 = m.clone();
             let inserter = thread::spawn(move || {
                 let slot = m2.slots.acquire(SlotChoice::Sticky);
