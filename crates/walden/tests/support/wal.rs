@@ -1,5 +1,5 @@
-//! Helpers shared by the write-path integration tests.
-#![allow(dead_code)]
+//! Helpers shared by the tests that write a log on disk: reading it back,
+//! payloads, placing a record at a page offset, and `pg_waldump` agreeing.
 
 use std::path::Path;
 
