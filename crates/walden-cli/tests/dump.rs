@@ -2,8 +2,10 @@
 //! PostgreSQL 15 server: the same record lines, the same statistics, the
 //! same exit codes and error messages; `--json` carries the same records.
 
+mod common;
+
 use std::fs;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use walden_testkit::{
     format_lsn, generated_wal, parse_lsn, parse_waldump_output, parse_waldump_stats, record_end,
@@ -18,7 +20,7 @@ struct Range {
 }
 
 fn walden_dump(wal: &GeneratedWal, range: Range, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_walden"));
+    let mut cmd = common::walden();
     cmd.arg("dump").arg(wal.dir()).args(extra);
     if let Some(s) = range.start {
         cmd.args(["--start", &format_lsn(s)]);
@@ -281,14 +283,14 @@ fn stats_match_pg_waldump() {
 
 #[test]
 fn bad_arguments_are_refused_with_a_message() {
-    let out = Command::new(env!("CARGO_BIN_EXE_walden"))
+    let out = common::walden()
         .args(["dump", ".", "--start", "not-an-lsn"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not-an-lsn"));
     let missing = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_walden"))
+    let out = common::walden()
         .arg("dump")
         .arg(missing.path().join("nowhere"))
         .output()

@@ -6,10 +6,6 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-fn walden(args: &[&str]) -> Output {
-    common::walden().args(args).output().unwrap()
-}
-
 fn ok(out: Output) -> String {
     common::succeeded(out, "walden")
 }
@@ -33,7 +29,7 @@ fn write(dir: &Path, extra: &[&str]) -> Output {
         "7",
     ];
     args.extend_from_slice(extra);
-    walden(&args)
+    common::run(&args)
 }
 
 #[test]
@@ -72,7 +68,7 @@ fn every_design_writes_a_log_that_verify_and_dump_read() {
         // Appending takes the format from the control file.
         ok(write(&log, &[]));
         let d = log.to_str().unwrap();
-        let verified = ok(walden(&["verify", d]));
+        let verified = ok(common::run(&["verify", d]));
         assert!(
             verified.contains("(6000 from walden write"),
             "{extra:?}: {verified}"
@@ -82,7 +78,7 @@ fn every_design_writes_a_log_that_verify_and_dump_read() {
             verified.contains(&format!("{format} format")),
             "{extra:?}: {wrote} / {verified}"
         );
-        let dump = walden(&["dump", d]);
+        let dump = common::run(&["dump", d]);
         let lines = String::from_utf8_lossy(&dump.stdout).lines().count();
         assert!(lines >= 6000, "{extra:?}: dump showed {lines} records");
     }

@@ -1,20 +1,13 @@
 //! `walden stat` reports what `walden write` wrote.
 
-use std::process::Command;
-
-fn walden(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_walden"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+mod common;
 
 #[test]
 fn stat_counts_what_write_wrote() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("wal");
     let d = dir.to_str().unwrap();
-    let out = walden(&[
+    let out = common::run(&[
         "write",
         d,
         "--records",
@@ -31,7 +24,7 @@ fn stat_counts_what_write_wrote() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = walden(&["stat", d]);
+    let out = common::run(&["stat", d]);
     assert!(
         out.status.success(),
         "{}",
@@ -46,7 +39,7 @@ fn stat_counts_what_write_wrote() {
     assert!(text.contains("closed cleanly"), "{text}");
     assert!(text.contains("segments: "), "{text}");
 
-    let out = walden(&["stat", tmp.path().join("nothing").to_str().unwrap()]);
+    let out = common::run(&["stat", tmp.path().join("nothing").to_str().unwrap()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "one line: {err}");

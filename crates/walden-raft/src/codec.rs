@@ -7,8 +7,6 @@ use std::fmt;
 use openraft::{LogId, RaftTypeConfig, Vote};
 use walden::Record;
 
-use crate::error::RaftStoreError;
-
 /// Resource manager id of a log entry append.
 pub const RM_RAFT_ENTRY: u8 = 0xA0;
 /// Resource manager id of a saved vote.
@@ -105,19 +103,16 @@ impl<C: RaftTypeConfig> LogRecord<C> {
         }
     }
 
-    /// The Walden record that carries this change.
-    pub(crate) fn encode(&self) -> Result<Record, RaftStoreError> {
+    /// The Walden record that carries this change; an error if its payload
+    /// does not serialise.
+    pub(crate) fn encode(&self) -> Result<Record, serde_json::Error> {
         let data = match self {
             LogRecord::Entry(entry) => serde_json::to_vec(entry),
             LogRecord::Vote(vote) => serde_json::to_vec(vote),
             LogRecord::Committed(committed) => serde_json::to_vec(committed),
             LogRecord::Truncate { since } => serde_json::to_vec(since),
             LogRecord::Purge { upto } => serde_json::to_vec(upto),
-        }
-        .map_err(|source| RaftStoreError::Encode {
-            kind: self.kind(),
-            source,
-        })?;
+        }?;
         Ok(Record::new(self.kind().rmid(), 0, data))
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeBounds;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use openraft::{LogId, LogState, RaftLogId, RaftTypeConfig, Vote};
 
@@ -185,6 +186,24 @@ where
             .copied()
             .or_else(|| self.last_purged.as_ref().map(|p| p.index))
     }
+}
+
+/// The in-memory log, shared with [`crate::WaldenLogReader`]s.
+pub(crate) type SharedContents<C> = Arc<RwLock<LogContents<C>>>;
+
+/// Read access to shared contents (a panic elsewhere cannot leave them half
+/// changed: every change is one `apply_checked`).
+pub(crate) fn read<C: RaftTypeConfig>(
+    contents: &SharedContents<C>,
+) -> RwLockReadGuard<'_, LogContents<C>> {
+    contents.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Write access to shared contents (see [`read`]).
+pub(crate) fn write<C: RaftTypeConfig>(
+    contents: &SharedContents<C>,
+) -> RwLockWriteGuard<'_, LogContents<C>> {
+    contents.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

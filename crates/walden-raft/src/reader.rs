@@ -5,7 +5,7 @@ use std::ops::RangeBounds;
 
 use openraft::{OptionalSend, RaftLogReader, RaftTypeConfig, StorageError};
 
-use crate::store::{read, SharedContents};
+use crate::contents::{read, SharedContents};
 
 /// Reads entries from the in-memory log of a [`crate::WaldenLogStore`]:
 /// it sees every entry once `append` has returned. Cheap to clone.

@@ -3,7 +3,7 @@
 use std::fmt::Debug;
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock};
 
 use openraft::storage::{LogFlushed, RaftLogStorage};
 use openraft::{
@@ -11,28 +11,22 @@ use openraft::{
     StorageError, Vote,
 };
 use walden::ReadError;
-use walden::{Config, Lsn, SegmentSize, Wal};
+use walden::{Config, Lsn, Record, SegmentSize, Wal};
 
 use crate::codec::{LogRecord, RecordKind};
 use crate::compact::{Checkpoints, Compaction};
-use crate::contents::LogContents;
+use crate::contents::{read, write, LogContents, SharedContents};
 use crate::error::RaftStoreError;
 use crate::flusher::Flusher;
 use crate::reader::WaldenLogReader;
 
-/// The in-memory log, shared with [`WaldenLogReader`]s.
-pub(crate) type SharedContents<C> = Arc<RwLock<LogContents<C>>>;
-
-/// Read access to shared contents (a panic elsewhere cannot leave them half
-/// changed: every change is one `apply_checked`).
-pub(crate) fn read<C: RaftTypeConfig>(
-    contents: &SharedContents<C>,
-) -> RwLockReadGuard<'_, LogContents<C>> {
-    contents.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn write<C: RaftTypeConfig>(contents: &SharedContents<C>) -> RwLockWriteGuard<'_, LogContents<C>> {
-    contents.write().unwrap_or_else(PoisonError::into_inner)
+/// The Walden record that carries `record`, or why its payload does not
+/// serialise.
+fn encode<C: RaftTypeConfig>(record: &LogRecord<C>) -> Result<Record, RaftStoreError> {
+    record.encode().map_err(|source| RaftStoreError::Encode {
+        kind: record.kind(),
+        source,
+    })
 }
 
 /// A raft log store for openraft 0.9 ([`RaftLogStorage`]) kept in a Walden
@@ -124,7 +118,7 @@ where
             read(contents)
                 .rebuild_records()
                 .iter()
-                .map(LogRecord::encode)
+                .map(encode)
                 .collect()
         })
     }
@@ -139,7 +133,7 @@ where
             .map_err(|source| RaftStoreError::Rejected { kind, source })?;
         let end = self
             .wal
-            .insert(&record.encode()?)
+            .insert(&encode(&record)?)
             .map_err(|source| self.wal_err(source))?;
         contents.apply_checked(record);
         self.last_end = end;
@@ -392,13 +386,7 @@ mod tests {
                 3 + 20,
                 "purge point, vote, committed and entries 180..200"
             );
-            let prefix = || {
-                records
-                    .iter()
-                    .take(written)
-                    .map(LogRecord::encode)
-                    .collect()
-            };
+            let prefix = || records.iter().take(written).map(encode).collect();
             let outcome = store
                 .checkpoints
                 .write_rebuild(&store.wal, &store.dir, prefix)

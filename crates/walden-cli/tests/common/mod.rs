@@ -12,6 +12,11 @@ pub fn walden() -> Command {
     Command::new(env!("CARGO_BIN_EXE_walden"))
 }
 
+/// Runs the `walden` binary with `args` and returns what it did.
+pub fn run(args: &[&str]) -> Output {
+    walden().args(args).output().unwrap()
+}
+
 /// Asserts that `out` succeeded (the failure names `what` and shows both
 /// streams) and returns its stdout.
 pub fn succeeded(out: Output, what: &str) -> String {

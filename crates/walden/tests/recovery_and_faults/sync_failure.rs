@@ -19,12 +19,10 @@
 //!   recovers a prefix of the inserted records holding every acknowledged
 //!   one, and the reopened log accepts and flushes records.
 
-mod fault_support;
-
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use fault_support::{
+use crate::support::fault::{
     is_user_record, payload, read_log, storage, strategy_configs, Rng, DIR, DURABLE_SYNC_METHODS,
     USER_RMID,
 };

@@ -1,6 +1,7 @@
 //! SegmentFiles on the real file system: naming, listing, creating,
 //! recycling, removing and opening segment files.
 
+use crate::support::regressions::next_to_source;
 use std::collections::BTreeSet;
 use std::fs;
 use std::io;
@@ -73,7 +74,7 @@ fn list_finds_this_timelines_segments_and_ignores_other_names() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(next_to_source(ProptestConfig::with_cases(32)))]
     #[test]
     fn names_round_trip_through_list(segnos in proptest::collection::btree_set(0u64..1 << 24, 0..12)) {
         let dir = tempfile::tempdir().unwrap();

@@ -12,12 +12,10 @@
 //! the old records, then (after any `XLOG_OVERWRITE_CONTRECORD`) the new one
 //! exactly where recovery said the log ended.
 
-mod fault_support;
-mod support;
-
+use crate::support::wal;
 use std::path::{Path, PathBuf};
 
-use fault_support::{read_log, small_config, storage, DIR, USER_RMID};
+use crate::support::fault::{read_log, small_config, storage, DIR, USER_RMID};
 use walden::internals::format::page::{PG15_PAGE_MAGIC, XLP_FIRST_IS_CONTRECORD};
 use walden::internals::{maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 use walden::SimStorage;
@@ -347,11 +345,11 @@ fn build(layout: Layout) -> (SimStorage, Damage) {
     let last = match layout {
         Layout::Whole => {
             // The last record ends mid-page, a header's length from the end.
-            support::insert_at_page_offset(&wal, seg, USER_RMID, 4000, 10)
+            wal::insert_at_page_offset(&wal, seg, USER_RMID, 4000, 10)
         }
         Layout::Split => {
             // The next record would start 16 bytes before the page end.
-            support::insert_at_page_offset(&wal, seg, USER_RMID, PAGE_SIZE - 16 - 24, 0)
+            wal::insert_at_page_offset(&wal, seg, USER_RMID, PAGE_SIZE - 16 - 24, 0)
         }
         Layout::SegmentBoundary => {
             let span = wal.switch_segment().unwrap().unwrap();

@@ -4,11 +4,9 @@
 //! the recovery rule of the formats without prev-links (new records start
 //! in a fresh segment after a crash).
 
-mod support;
-
 use std::sync::Arc;
 
-use support::{payload, read_from};
+use crate::support::wal::{payload, read_from};
 use walden::FsStorage;
 use walden::{
     Config, ConfigError, Error, Lsn, Record, ReservationKind, SegmentSize, SyncMethod, Wal,

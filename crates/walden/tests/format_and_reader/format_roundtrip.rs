@@ -2,6 +2,7 @@
 //! for headers, page headers, bodies and main-data structs; decoding
 //! arbitrary bytes never panics and what it accepts re-encodes to itself.
 
+use crate::support::regressions::next_to_source;
 use proptest::prelude::*;
 use walden::internals::format::body::{
     encode_main_data, main_data_header_len, BKPIMAGE_APPLY, BKPIMAGE_COMPRESS_LZ4,
@@ -183,6 +184,8 @@ fn body() -> impl Strategy<Value = Body> {
 }
 
 proptest! {
+    #![proptest_config(next_to_source(ProptestConfig::default()))]
+
     #[test]
     fn record_header_round_trips(h in record_header()) {
         prop_assert_eq!(RecordHeader::decode(&h.encode()), h);

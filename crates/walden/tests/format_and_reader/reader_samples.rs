@@ -1,15 +1,12 @@
 //! The reader against real PostgreSQL 15 WAL: every record of the samples
 //! matches pg_waldump's output, and the samples README's start points.
 
-#[path = "reader_support/dump_lines.rs"]
-mod dump_lines;
-#[path = "reader_support/sample_dir.rs"]
-mod sample_dir;
-
+use crate::support::reader::corrupt;
+use crate::support::reader::read_to_stop;
 use std::path::Path;
 
-use dump_lines::{dump_line, expected_records};
-use sample_dir::samples_dir;
+use crate::support::reader::dump_lines::{dump_line, expected_records};
+use crate::support::reader::sample_dir::samples_dir;
 use walden::message::describe_block_refs;
 use walden::rmgr::{
     record_type_name, RM_LOGICALMSG_ID, RM_XACT_ID, RM_XLOG_ID, XLOG_XACT_COMMIT, XLOG_XACT_OPMASK,
@@ -24,14 +21,8 @@ fn lsn(s: &str) -> Lsn {
 /// Reads until the reader stops; returns the records and the error, if any.
 fn read_all(dir: &Path, opts: ReaderOptions) -> (Vec<WalRecord>, Option<ReadError>, WalReader) {
     let mut reader = WalReader::open(dir, opts).unwrap();
-    let mut records = Vec::new();
-    loop {
-        match reader.next_record() {
-            Ok(Some(r)) => records.push(r),
-            Ok(None) => return (records, None, reader),
-            Err(e) => return (records, Some(e), reader),
-        }
-    }
+    let (records, err) = read_to_stop(&mut reader);
+    (records, err, reader)
 }
 
 /// True for records whose whole description Walden produces.
@@ -368,9 +359,6 @@ fn open_reads_pg_wal_and_refuses_bad_sizes() {
         Err(ReadError::NoSegmentsOnTimeline { timeline: 2, .. })
     ));
 }
-
-#[path = "reader_support/corrupt.rs"]
-mod corrupt;
 
 /// The points of sample segment `000000010000000000000007`, from the samples
 /// README and pgwal-format.md §11-12. A server running the same workload

@@ -1,7 +1,6 @@
 //! Helpers shared by the fault-injection tests: the configurations to run
 //! under, a seeded generator, payloads that identify their record, and
 //! reading a log's user records back through its storage.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,11 +2,9 @@
 //! already flushed is lost (the log reopens with every flushed record once
 //! the problem is gone).
 
-mod fault_support;
-
 use std::path::Path;
 
-use fault_support::{
+use crate::support::fault::{
     assert_acknowledged, payload, read_log, small_config, storage, Acked, DIR, USER_RMID,
 };
 use walden::internals::ControlFile;

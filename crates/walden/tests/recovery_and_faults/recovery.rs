@@ -2,12 +2,10 @@
 //! the way PostgreSQL 15 abandons it, and what Walden writes afterwards
 //! reads straight across; logical messages are PostgreSQL's bytes.
 
-mod support;
-
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 
-use support::{pg_waldump_agrees, read_from};
+use crate::support::wal::{pg_waldump_agrees, read_from};
 use walden::internals::PAGE_SIZE;
 use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use walden::{Config, Lsn, Record, SegmentSize, SyncMethod, Wal};

@@ -7,8 +7,6 @@
 //! eviction on a 4-page ring. The formats without prev-links carry their
 //! own page magic, which pg_waldump refuses outright.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::io::Read;
@@ -19,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use support::{insert_at_page_offset, payload, pg_waldump_agrees};
+use crate::support::wal::{insert_at_page_offset, payload, pg_waldump_agrees};
 use walden::internals::format::page::PageHeader;
 use walden::internals::ControlFile;
 use walden::internals::{maxalign, PAGE_SIZE};
@@ -359,8 +357,12 @@ fn sigkill_then_reopen(test_name: &str, segment_size: u64, kill_window: Duration
     let root = tempfile::tempdir().unwrap();
     let (dir, marker) = (root.path().join("wal"), root.path().join("checkpointed"));
     let stderr = root.path().join("child.stderr");
+    // The filter is the test's path inside its binary: this module's path
+    // without the crate's name, then the test's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let filter = format!("{module}::{test_name}");
     let child = Command::new(std::env::current_exe().unwrap())
-        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .args([&filter, "--exact", "--nocapture", "--test-threads=1"])
         .env(KILL_CHILD_DIR, root.path())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&stderr).unwrap())

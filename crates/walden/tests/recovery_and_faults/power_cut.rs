@@ -27,20 +27,18 @@
 //! reproducible; with several, the OS's schedule also plays a part, so run
 //! the replay a few times). `WALDEN_POWER_CUT_BASE` fixes the run's seeds.
 
-mod fault_support;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use fault_support::{
-    count_from_env, is_user_record, payload, read_log, seed_from_env, strategy_configs, Rng, DIR,
-    DURABLE_SYNC_METHODS, USER_RMID,
+use crate::support::fault::{
+    count_from_env, is_user_record, payload, read_log, seed_from_env, storage, strategy_configs,
+    Rng, DIR, DURABLE_SYNC_METHODS, USER_RMID,
 };
 use walden::internals::maxalign;
 use walden::WalRecord;
 use walden::{Config, Lsn, Record, RecoveryReport, SegmentSize, Wal, WalFormat};
-use walden::{SimStats, SimStorage, Storage};
+use walden::{SimStats, SimStorage};
 
 /// Cuts per life.
 const CUTS_PER_LIFE: u64 = 20;
@@ -104,10 +102,6 @@ struct Life<'a> {
     durable: Lsn,
     boot: u64,
     totals: &'a Totals,
-}
-
-fn storage(sim: &SimStorage) -> Arc<dyn Storage> {
-    Arc::new(sim.clone())
 }
 
 impl<'a> Life<'a> {
@@ -452,7 +446,7 @@ fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
                 if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
                     failures.lock().unwrap().push(format!(
                         "life seed {seed} ({:?}, sync {}): {e}\n  replay: WALDEN_POWER_CUT_SEED={seed} \
-                         cargo test -p walden --release --test power_cut",
+                         cargo test -p walden --release --test recovery_and_faults power_cut::",
                         life.config.format, life.config.sync_method
                     ));
                 }

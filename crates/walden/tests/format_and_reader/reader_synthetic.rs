@@ -2,11 +2,10 @@
 //! exactly, across page edges, header splits, segments and switches, and
 //! recovery's overwritten continuations.
 
-#[path = "reader_support/synth.rs"]
-mod synth;
-
+use crate::support::reader::synth::{edge_case_wal, MemSource, SynthWal};
+use crate::support::reader::{read_to_stop, reader_of};
+use crate::support::regressions::next_to_source;
 use proptest::prelude::*;
-use synth::{edge_case_wal, MemSource, SynthWal};
 use walden::internals::format::body::encode_main_data;
 use walden::internals::PAGE_SIZE;
 use walden::message::OverwriteContrecord;
@@ -18,26 +17,6 @@ use walden::{Lsn, SegmentSize, TimeLineId};
 
 fn seg() -> SegmentSize {
     SegmentSize::new(1 << 20).unwrap()
-}
-
-fn reader(source: impl SegmentSource + 'static, start: Lsn, end: Option<Lsn>) -> WalReader {
-    let opts = ReaderOptions {
-        start: Some(start),
-        end,
-        ..Default::default()
-    };
-    WalReader::with_source(Box::new(source), opts).unwrap()
-}
-
-fn read_all(r: &mut WalReader) -> (Vec<WalRecord>, Option<ReadError>) {
-    let mut records = Vec::new();
-    loop {
-        match r.next_record() {
-            Ok(Some(rec)) => records.push(rec),
-            Ok(None) => return (records, None),
-            Err(e) => return (records, Some(e)),
-        }
-    }
 }
 
 fn assert_read_back(w: &SynthWal, records: &[WalRecord]) {
@@ -57,8 +36,8 @@ fn edge_cases_read_back_exactly() {
         24,
         "after a record ending at a page end"
     );
-    let mut r = reader(w.source(), seg().segment_start(1), None);
-    let (records, err) = read_all(&mut r);
+    let mut r = reader_of(w.source(), seg().segment_start(1), None).unwrap();
+    let (records, err) = read_to_stop(&mut r);
     assert_read_back(&w, &records);
     // The switch sends the next record to the next segment's first byte after its header.
     assert_eq!(
@@ -88,8 +67,8 @@ fn end_limit_stops_before_a_record_that_needs_bytes_past_it() {
         .filter(|&l| l < big)
         .collect();
     for end in [Lsn(big.0 + 100), Lsn(big.0 + 3 * PAGE_SIZE), big] {
-        let mut r = reader(w.source(), seg().segment_start(1), Some(end));
-        let (records, err) = read_all(&mut r);
+        let mut r = reader_of(w.source(), seg().segment_start(1), Some(end)).unwrap();
+        let (records, err) = read_to_stop(&mut r);
         assert!(err.is_none(), "{err:?}");
         assert_eq!(
             records.iter().map(|r| r.lsn).collect::<Vec<_>>(),
@@ -105,7 +84,8 @@ fn end_limit_stops_before_a_record_that_needs_bytes_past_it() {
     // An end exactly at a record's end includes it.
     let last = w.written.last().unwrap();
     let end = Lsn(last.lsn.0 + u64::from(last.header.tot_len));
-    let (records, err) = read_all(&mut reader(w.source(), seg().segment_start(1), Some(end)));
+    let (records, err) =
+        read_to_stop(&mut reader_of(w.source(), seg().segment_start(1), Some(end)).unwrap());
     assert!(err.is_none(), "{err:?}");
     assert_read_back(&w, &records);
 }
@@ -119,8 +99,8 @@ fn lost_continuation_is_reported_as_an_aborted_record() {
     let mut source = w.source();
     let (segno, off) = (seg().segno(lost_page), seg().offset(lost_page) as usize);
     source.segments.get_mut(&segno).unwrap()[off..off + PAGE_SIZE as usize].fill(0);
-    let mut r = reader(source, seg().segment_start(1), None);
-    let (records, err) = read_all(&mut r);
+    let mut r = reader_of(source, seg().segment_start(1), None).unwrap();
+    let (records, err) = read_to_stop(&mut r);
     assert_eq!(records.iter().map(|r| r.lsn).collect::<Vec<_>>(), [r1]);
     match err {
         Some(ReadError::EndOfWal {
@@ -155,8 +135,8 @@ fn overwritten_continuation_restarts_at_that_page() {
     let overwrite = w.append(RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD, 0, &body);
     assert_eq!(overwrite, Lsn(missing.0 + 24));
     w.message(20);
-    let mut r = reader(w.source(), seg().segment_start(1), None);
-    let (records, _) = read_all(&mut r);
+    let mut r = reader_of(w.source(), seg().segment_start(1), None).unwrap();
+    let (records, _) = read_to_stop(&mut r);
     assert_read_back(&w, &records);
     assert_eq!(
         records[1].describe(),
@@ -198,15 +178,16 @@ impl SegmentSource for FailingSource {
 fn source_errors_are_typed() {
     let (w, edges) = edge_case_wal(seg());
     let failing_segno = seg().segno(edges[5]);
-    let mut r = reader(
+    let mut r = reader_of(
         FailingSource {
             inner: w.source(),
             failing_segno,
         },
         seg().segment_start(1),
         None,
-    );
-    let (records, err) = read_all(&mut r);
+    )
+    .unwrap();
+    let (records, err) = read_to_stop(&mut r);
     assert_eq!(
         records.last().map(|r| r.lsn),
         Some(edges[4]),
@@ -230,7 +211,7 @@ fn source_errors_are_typed() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(next_to_source(ProptestConfig::with_cases(24)))]
 
     /// Random record sizes, including multi-page and multi-segment ones, and
     /// switches, read back exactly and end where the writer stopped.
@@ -251,8 +232,8 @@ proptest! {
                 None => { w.switch(); }
             }
         }
-        let mut r = reader(w.source(), seg().segment_start(3), None);
-        let (records, err) = read_all(&mut r);
+        let mut r = reader_of(w.source(), seg().segment_start(3), None).unwrap();
+        let (records, err) = read_to_stop(&mut r);
         assert_read_back(&w, &records);
         let stopped_at = match err {
             Some(ReadError::EndOfWal { reason: EndOfWalReason::InvalidRecordLength { at, got: 0 }, .. }) => at,

@@ -2,17 +2,16 @@
 //! pages copied over other pages — never makes the reader panic, and every
 //! record it still yields is a record of the undamaged WAL, CRC intact.
 
-#[path = "reader_support/sample_dir.rs"]
-mod sample_dir;
-#[path = "reader_support/synth.rs"]
-mod synth;
-
+use crate::support::fault;
+use crate::support::reader::sample_dir::samples_dir;
+use crate::support::regressions::next_to_source;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
+use crate::support::reader::reader_of;
+use crate::support::reader::synth::{edge_case_wal, MemSource};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use synth::{edge_case_wal, MemSource};
 use walden::internals::format::body::encode_main_data;
 use walden::internals::format::crc::record_crc;
 use walden::internals::{maxalign, PAGE_SIZE};
@@ -20,7 +19,6 @@ use walden::message::OverwriteContrecord;
 use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use walden::RecordHeader;
 use walden::{Lsn, SegmentSize};
-use walden::{ReadError, ReaderOptions, WalReader};
 
 /// Undamaged WAL and the records it holds.
 struct Base {
@@ -76,18 +74,19 @@ fn sample_bases() -> Option<&'static [Base; 2]> {
     static BASES: OnceLock<Option<[Base; 2]>> = OnceLock::new();
     BASES
         .get_or_init(|| {
-            let dir = sample_dir::samples_dir("damaged sample WAL never panics the reader")?;
+            let dir = samples_dir("damaged sample WAL never panics the reader")?;
             let seg = SegmentSize::new(1 << 20).unwrap();
             let base = |segno: u64| {
                 let bytes = std::fs::read(dir.join(seg.file_name(1, segno))).unwrap();
                 let segments = BTreeMap::from([(segno, bytes)]);
                 let start = seg.segment_start(segno);
-                let mut r = reader(
+                let mut r = reader_of(
                     MemSource {
                         seg,
                         segments: segments.clone(),
                     },
                     start,
+                    None,
                 )
                 .unwrap();
                 let mut records = HashMap::new();
@@ -104,15 +103,6 @@ fn sample_bases() -> Option<&'static [Base; 2]> {
             Some([base(7), base(10)])
         })
         .as_ref()
-}
-
-/// A reader of `source` from `start`; an error if it refuses that start.
-fn reader(source: MemSource, start: Lsn) -> Result<WalReader, ReadError> {
-    let opts = ReaderOptions {
-        start: Some(start),
-        ..Default::default()
-    };
-    WalReader::with_source(Box::new(source), opts)
 }
 
 #[derive(Clone, Debug)]
@@ -187,12 +177,13 @@ fn check_damaged(base: &Base, damages: &[Damage]) -> Result<(), TestCaseError> {
     for d in damages {
         apply(base, &mut segments, d);
     }
-    let mut r = reader(
+    let mut r = reader_of(
         MemSource {
             seg: base.wal.seg,
             segments,
         },
         base.start,
+        None,
     )
     .unwrap();
     let mut last = None;
@@ -224,20 +215,32 @@ fn check_damaged(base: &Base, damages: &[Damage]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Cases per damage property.
+const DAMAGE_CASES: u32 = 64;
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(next_to_source(ProptestConfig::with_cases(DAMAGE_CASES)))]
 
     #[test]
     fn damaged_synthetic_wal(damages in prop::collection::vec(damage(), 1..5)) {
         check_damaged(synthetic_base(), &damages)?;
     }
+}
 
-    #[test]
-    fn damaged_sample_wal(which in 0usize..2, damages in prop::collection::vec(damage(), 1..5)) {
-        if let Some(bases) = sample_bases() {
+/// The sample WAL is looked up before the cases run, so that its absence
+/// fails this test (or skips it, with `WALDEN_SKIP_SAMPLES=1`) rather than
+/// failing a case that proptest would then record as a regression.
+#[test]
+fn damaged_sample_wal() {
+    let Some(bases) = sample_bases() else {
+        return;
+    };
+    proptest!(
+        next_to_source(ProptestConfig::with_cases(DAMAGE_CASES)),
+        |(which in 0usize..2, damages in prop::collection::vec(damage(), 1..5))| {
             check_damaged(&bases[which], &damages)?;
         }
-    }
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -246,9 +249,6 @@ proptest! {
 // CRC check (a raw-bytes fuzzer stalls behind it): no panic, and every
 // record it returns has a correct CRC. `WALDEN_FUZZ_CASES` sets the cases
 // per property (default 256; a long run: 100000).
-
-#[path = "fault_support/mod.rs"]
-mod fault_support;
 
 /// WAL written by the engine in one format, and where its records are.
 struct FormatBase {
@@ -263,21 +263,20 @@ struct FormatBase {
 fn format_bases() -> &'static [FormatBase] {
     static BASES: OnceLock<Vec<FormatBase>> = OnceLock::new();
     BASES.get_or_init(|| {
-        fault_support::FORMATS
+        fault::FORMATS
             .iter()
             .map(|&format| {
-                let config = fault_support::strategy_configs()
+                let config = fault::strategy_configs()
                     .into_iter()
                     .find(|c| c.format == format)
                     .expect("a valid configuration for every format");
                 let sim = walden::SimStorage::new(9);
                 let storage: std::sync::Arc<dyn walden::Storage> = std::sync::Arc::new(sim.clone());
-                let wal =
-                    walden::Wal::create_with_storage(fault_support::DIR, config, storage).unwrap();
+                let wal = walden::Wal::create_with_storage(fault::DIR, config, storage).unwrap();
                 let mut spans = Vec::new();
                 for i in 0..60u64 {
                     let len = [0, 7, 100, 3000, 9000, 20000][i as usize % 6];
-                    let rec = walden::Record::new(128, 0, fault_support::payload(i, len));
+                    let rec = walden::Record::new(128, 0, fault::payload(i, len));
                     let span = wal.insert_span(&rec).unwrap();
                     spans.push((span.start, span.end));
                 }
@@ -286,8 +285,7 @@ fn format_bases() -> &'static [FormatBase] {
                 let seg = SegmentSize::new(1 << 20).unwrap();
                 let segments = (1..=seg.segno(spans.last().unwrap().1))
                     .map(|segno| {
-                        let path =
-                            std::path::Path::new(fault_support::DIR).join(seg.file_name(1, segno));
+                        let path = std::path::Path::new(fault::DIR).join(seg.file_name(1, segno));
                         (segno, sim.contents(&path).unwrap())
                     })
                     .collect();
@@ -398,7 +396,7 @@ fn read_checking_crcs(
     };
     // A start the reader refuses (inside a page header, say) is a typed
     // error, not a panic.
-    let Ok(mut r) = reader(source, start) else {
+    let Ok(mut r) = reader_of(source, start, None) else {
         return Ok(());
     };
     let mut last = None;
@@ -436,7 +434,7 @@ fn check_arbitrary(
     keep_page_headers: bool,
     start: Index,
 ) -> Result<(), TestCaseError> {
-    let mut rng = fault_support::Rng(seed);
+    let mut rng = fault::Rng(seed);
     let page = PAGE_SIZE as usize;
     let mut segments = base.segments.clone();
     for bytes in segments.values_mut() {
@@ -463,7 +461,7 @@ fn check_arbitrary(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(fuzz_cases()))]
+    #![proptest_config(next_to_source(ProptestConfig::with_cases(fuzz_cases())))]
 
     #[test]
     fn arbitrary_bytes_of_every_format(

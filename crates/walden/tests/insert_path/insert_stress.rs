@@ -5,9 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-mod support;
-
-use support::{payload, read_all};
+use crate::support::wal::{payload, read_all};
 use walden::internals::maxalign;
 use walden::{
     Config, Eviction, Lsn, PageInitKind, Record, ReservationKind, SyncMethod, Wal, WalFormat,

@@ -2,10 +2,8 @@
 //! 15 server (walden-testkit's generated-WAL fixture), with the LSNs taken
 //! from the generator's facts and the WAL's own prev-links.
 
-#[path = "reader_support/corrupt.rs"]
-mod corrupt;
-
-use corrupt::{CorruptionPoints, Crossing};
+use crate::support::reader::corrupt;
+use crate::support::reader::corrupt::{CorruptionPoints, Crossing};
 use walden::internals::PAGE_SIZE;
 use walden::{Lsn, SegmentSize};
 use walden::{ReaderOptions, WalReader};

@@ -9,15 +9,14 @@
 //! panic; a reader resumes after a failed read; and once the fault is gone,
 //! reopening finds every acknowledged record, byte for byte.
 //!
-//! Run: `cargo test -p walden --release --test storage_faults -- --nocapture`
+//! Run: `cargo test -p walden --release --test recovery_and_faults storage_faults:: -- --nocapture`
 //! (prints the figures).
 
-mod fault_support;
-
+use crate::support::fault;
 use std::path::Path;
 use std::sync::Mutex;
 
-use fault_support::{
+use crate::support::fault::{
     assert_acknowledged, payload, read_log, storage, strategy_configs, Acked, Rng, DIR,
     DURABLE_SYNC_METHODS, FORMATS, USER_RMID,
 };
@@ -132,7 +131,7 @@ fn a_full_disk_fails_with_enospc_at_any_point_and_loses_nothing() {
     let (mut no_space, mut failed_runs, mut verified) = (0, 0, 0);
     // From no room left to 1.44 MiB more (the workload writes about 2 MiB).
     for k in 0..LIMITS {
-        let config = fault_support::small_config(8);
+        let config = fault::small_config(8);
         let sim = SimStorage::new(200 + k);
         let wal = Wal::create_with_storage(DIR, config.clone(), storage(&sim)).unwrap();
         sim.set_space_limit(Some(sim.used_bytes() + k * (64 << 10)));
@@ -166,7 +165,7 @@ fn config_for(format: WalFormat) -> Config {
     Config {
         format,
         reservation: ReservationKind::default_for(format),
-        ..fault_support::small_config(8)
+        ..fault::small_config(8)
     }
 }
 

@@ -1,0 +1,12 @@
+//! Insert path: concurrent reservation, copy and eviction produce a log
+//! that tiles, chains and checksums for every reservation design and
+//! format, across the 4 GiB boundary and restarts; eviction writes as much
+//! as its policy says; the read-biased lock stays exclusive under stress.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod designs_and_formats;
+mod eviction;
+mod insert_stress;
+mod read_biased_stress;

@@ -1,0 +1,13 @@
+//! Writer and segments: flushes are durable and shared (group commit, the
+//! background writer), segment files and the control file behave on the
+//! real file system, and `pg_waldump` reads what the writer wrote, across
+//! recycling, reopen and SIGKILL.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod background_writer;
+mod group_commit;
+mod segment_control;
+mod segment_files;
+mod write_pg_compat;
