@@ -3,7 +3,10 @@
 
 pub mod commit;
 pub mod delay;
+pub mod design;
 pub mod discard;
+#[cfg(test)]
+mod fixtures;
 pub mod fresh_wal;
 pub mod latency;
 pub mod limits;
@@ -12,10 +15,11 @@ pub mod measure;
 pub mod mix;
 pub mod peers;
 pub mod plot;
+pub mod projection;
 pub mod reserve;
 pub mod rwlock;
 pub mod splice;
-pub mod suite;
+pub mod summary;
 pub mod switch;
 
 /// Serializes a value by its `Display` text (the command-line name).

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use walden::rmgr::{RM_MIN_CUSTOM_ID, RM_XACT_ID, XLOG_XACT_COMMIT};
 use walden::{Config, Record, SyncMethod};
 
+use crate::design::Design;
 use crate::fresh_wal::{run_cases, CaseFigures, FreshWal, FreshWalError, WalSlice};
 use crate::measure::{grid, run_threads, SliceSettings, Timing};
-use crate::reserve::Design;
 
 /// Records per transaction before the commit record (seed 001: a
 /// transaction of 20 `INSERT INTO pgbench_history`).

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::{Args, CommandFactory, Parser};
 use walden_bench::plot::short_number;
-use walden_bench::suite::{self, Results};
+use walden_bench::projection::project_mix;
+use walden_bench::summary::charts;
+use walden_bench::summary::ratios::{limit_fractions, peer_ratios, pg_ratios};
+use walden_bench::summary::results::Results;
 
 use super::output::{bytes_rate, size};
 use super::BenchArgs;
@@ -273,7 +276,7 @@ fn summarize(dir: &Path) -> anyhow::Result<()> {
         postgres: read_results(dir, "postgres")?,
     };
     let mut charts = Vec::new();
-    for (name, chart) in suite::charts(&results) {
+    for (name, chart) in charts::charts(&results) {
         let path = dir.join(&name);
         chart.write_png(&path)?;
         charts.push(name);
@@ -287,10 +290,10 @@ fn summarize(dir: &Path) -> anyhow::Result<()> {
         .find(|l| l.probe == walden_bench::limits::Probe::LineTransfer)
         .map(|l| l.ns_per_op);
     let json = serde_json::json!({
-        "peer_ratios": suite::peer_ratios(&results.peers, &[1, 2, 64]),
-        "limit_fractions": suite::limit_fractions(&results),
-        "postgres_ratios": suite::pg_ratios(&results.pg_workloads, &results.postgres),
-        "projection": line_ns.map(|ns| suite::project(&results.mix, ns)),
+        "peer_ratios": peer_ratios(&results.peers, &[1, 2, 64]),
+        "limit_fractions": limit_fractions(&results),
+        "postgres_ratios": pg_ratios(&results.pg_workloads, &results.postgres),
+        "projection": line_ns.map(|ns| project_mix(&results.mix, ns)),
         "charts": charts,
     });
     let path = dir.join("summary.json");
@@ -314,7 +317,7 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
         "| workload | threads | peer | walden records/s | peer records/s | walden / peer |".into(),
     );
     line("|---|---:|---|---:|---:|---:|".into());
-    for p in suite::peer_ratios(&r.peers, &[1, 2, 64]) {
+    for p in peer_ratios(&r.peers, &[1, 2, 64]) {
         line(format!(
             "| {} | {} | {} | {} | {} | {:.2} |",
             p.workload.name(),
@@ -330,7 +333,7 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
     line(String::new());
     line("| walden / limit | walden | limit | unit | fraction |".into());
     line("|---|---:|---:|---|---:|".into());
-    for f in suite::limit_fractions(r) {
+    for f in limit_fractions(r) {
         line(format!(
             "| {} | {} | {} | {} | {:.2} |",
             f.what,
@@ -345,7 +348,7 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
     line(String::new());
     line("| payload | fsync | threads | walden | postgresql | walden / postgresql |".into());
     line("|---|---|---:|---:|---:|---:|".into());
-    for p in suite::pg_ratios(&r.pg_workloads, &r.postgres) {
+    for p in pg_ratios(&r.pg_workloads, &r.postgres) {
         line(format!(
             "| {} | {} | {} | {} | {} | {:.2} |",
             size(p.payload),
@@ -372,7 +375,7 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
         line(String::new());
         line("| design | machine | cores | c_g | t_x ns | projected records/s | bound by |".into());
         line("|---|---|---:|---:|---:|---:|---|".into());
-        for p in suite::project(&r.mix, t_x.ns_per_op) {
+        for p in project_mix(&r.mix, t_x.ns_per_op) {
             line(format!(
                 "| {} | {} | {} | {} | {:.0} | {} | {} |",
                 p.design,

@@ -11,7 +11,7 @@
 
 use clap::Args;
 use walden::{Config, ConfigError, Eviction, PageInitKind, ReservationKind, SlotChoice, WalFormat};
-use walden_bench::reserve::Design;
+use walden_bench::design::Design;
 
 use super::report::parse_size_arg;
 

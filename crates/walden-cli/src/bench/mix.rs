@@ -112,7 +112,7 @@ mod tests {
     use super::super::all::SuiteCommand;
     use super::super::Workload;
     use clap::Parser;
-    use walden_bench::reserve::Design;
+    use walden_bench::design::Design;
 
     fn designs(suite: &str) -> Vec<Design> {
         let cli = SuiteCommand::try_parse_from(["walden bench", suite]).unwrap();

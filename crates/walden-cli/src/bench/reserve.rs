@@ -11,11 +11,12 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::ProgressBar;
 use walden::{Config, ReservationKind};
+use walden_bench::design::shared_writes;
 use walden_bench::limits::{self, Probe};
 use walden_bench::measure::SliceSettings;
+use walden_bench::projection::{project_reservation, ReservationProjection};
 use walden_bench::reserve::insert::{self, InsertResult};
 use walden_bench::reserve::micro::{self, MicroCase, MicroResult};
-use walden_bench::reserve::{project, shared_writes, Projection};
 
 use super::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
 use super::output::{bytes_rate, progress, ratio};
@@ -196,7 +197,7 @@ fn finish_with_summary(
 struct Summary {
     designs: Vec<serde_json::Value>,
     line_transfer_ns: f64,
-    projection: Vec<Projection>,
+    projection: Vec<ReservationProjection>,
 }
 
 fn summarise(
@@ -222,7 +223,7 @@ fn summarise(
     )?;
     let projection = serialized
         .iter()
-        .flat_map(|&(reservation, ns)| project(reservation, ns, line.ns_per_op))
+        .flat_map(|&(reservation, ns)| project_reservation(reservation, ns, line.ns_per_op))
         .collect();
     Ok(Summary {
         designs,
