@@ -1,13 +1,17 @@
 //! Workloads behind `walden bench`: the seeds' experiments, the peers and the
 //! machine's physical limits.
 
+pub mod all;
+pub mod args;
 pub mod commit;
 pub mod delay;
 pub mod design;
 pub mod discard;
+pub mod error;
 #[cfg(test)]
 mod fixtures;
 pub mod fresh_wal;
+pub mod knobs;
 pub mod latency;
 pub mod limits;
 pub mod logical;
@@ -17,10 +21,13 @@ pub mod peers;
 pub mod plot;
 pub mod projection;
 pub mod reserve;
+pub mod run_output;
 pub mod rwlock;
+pub mod slices;
 pub mod splice;
 pub mod summary;
 pub mod switch;
+pub mod units;
 
 /// Serializes a value by its `Display` text (the command-line name).
 pub fn serde_display<T: std::fmt::Display, S: serde::Serializer>(

@@ -3,6 +3,8 @@
 //! OLTP average of E3) then a commit record, flushed. Run per reservation
 //! design, so that the design's share of a realistic insert mix shows.
 
+pub mod suite;
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -14,3 +14,4 @@
 
 pub mod insert;
 pub mod micro;
+pub mod suite;

@@ -9,6 +9,8 @@
 //! okaywal, wal-db) only with the `peers` cargo feature, which keeps default
 //! builds fast (RocksDB alone compiles for many minutes).
 
+pub mod suite;
+
 #[cfg(feature = "peers")]
 mod okaywal_log;
 #[cfg(feature = "peers")]

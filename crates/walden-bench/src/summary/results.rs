@@ -1,9 +1,12 @@
 //! The results a summary reads: every suite's `results` array in a results
 //! directory (and PostgreSQL's, from `scripts/pg-bench`), as [`Results`].
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 use crate::commit::CommitResult;
+use crate::error::BenchError;
 use crate::limits::{LimitResult, Probe};
 use crate::logical::LogicalResult;
 use crate::mix::MixResult;
@@ -50,8 +53,44 @@ pub struct Results {
 }
 
 impl Results {
+    /// The results of the suites (and of `scripts/pg-bench`) in the
+    /// results directory `dir`.
+    pub fn read(dir: &Path) -> Result<Results, BenchError> {
+        Ok(Results {
+            limits: read_results(dir, "limits")?,
+            commit: read_results(dir, "commit")?,
+            pg_workloads: read_results(dir, "pg-workloads")?,
+            mix: read_results(dir, "mix")?,
+            reserve: read_results(dir, "reserve")?,
+            insert: read_results(dir, "insert")?,
+            logical: read_results(dir, "logical-1mb")?,
+            peers: read_results(dir, "peers")?,
+            postgres: read_results(dir, "postgres")?,
+        })
+    }
+
     /// The limit `probe` measured, if the limits suite ran.
     pub fn limit(&self, probe: Probe) -> Option<&LimitResult> {
         self.limits.iter().find(|l| l.probe == probe)
     }
+}
+
+/// The `results` array of `dir/name.json`; empty if the file is absent.
+fn read_results<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+) -> Result<Vec<T>, BenchError> {
+    let path = dir.join(format!("{name}.json"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(BenchError::io(format!("reading {}", path.display()))(e)),
+    };
+    #[derive(serde::Deserialize)]
+    struct File<T> {
+        results: Vec<T>,
+    }
+    let file: File<T> = serde_json::from_str(&text)
+        .map_err(BenchError::json(format!("parsing {}", path.display())))?;
+    Ok(file.results)
 }
