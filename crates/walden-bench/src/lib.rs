@@ -1,5 +1,17 @@
 //! Workloads behind `walden bench`: the seeds' experiments, the peers and the
 //! machine's physical limits.
+//!
+//! Each suite is in one place: its workload in `X.rs` (or `X/`) and, in
+//! `X/suite.rs`, its clap arguments (defaults as `--help` shows them, and
+//! the `walden bench all --quick` plan), its run and its report (the table
+//! on stdout, the JSON file). The `walden` command only lists them as
+//! subcommands; [`all`] calls them with typed arguments, then [`summary`].
+//! The modules depend on each other in one direction (no loops), from the
+//! leaves: `latency`, `measure`, `fresh_wal`, `delay`, `discard`, `plot`,
+//! `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,
+//! `splice`, `commit`, `mix`, `peers`, `reserve`); `projection` (uses
+//! `mix`); `error`, `args`, `units`, `run_output`, `slices`, `knobs`; the
+//! suites (`X::suite`); `summary`; `all`.
 
 pub mod all;
 pub mod args;
