@@ -226,7 +226,8 @@ pub fn run(args: &AllArgs) -> Result<(), BenchError> {
     for (i, suite) in plan.iter().enumerate() {
         eprintln!("== {}/{}: {} ==", i + 1, plan.len(), suite.name);
         println!(
-            "\n$ walden bench {} {:?}",
+            "\n{} (walden bench {}): {:?}",
+            suite.name,
             suite.args.subcommand(),
             suite.args
         );
