@@ -6,6 +6,8 @@
 //! transaction, so the same cases run against PostgreSQL 15 itself
 //! (`scripts/pg-bench`) compare as WAL bytes per second.
 
+pub mod suite;
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,10 +1,29 @@
 //! Workloads behind `walden bench`: the seeds' experiments, the peers and the
 //! machine's physical limits.
+//!
+//! Each suite is in one place: its workload in `X.rs` (or `X/`) and, in
+//! `X/suite.rs`, its clap arguments (defaults as `--help` shows them, and
+//! the `walden bench all --quick` plan), its run and its report (the table
+//! on stdout, the JSON file). The `walden` command only lists them as
+//! subcommands; [`all`] calls them with typed arguments, then [`summary`].
+//! The modules depend on each other in one direction (no loops), from the
+//! leaves: `latency`, `measure`, `fresh_wal`, `delay`, `discard`, `plot`,
+//! `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,
+//! `splice`, `commit`, `mix`, `peers`, `reserve`); `projection` (uses
+//! `mix`); `error`, `args`, `units`, `run_output`, `slices`, `knobs`; the
+//! suites (`X::suite`); `summary`; `all`.
 
+pub mod all;
+pub mod args;
 pub mod commit;
 pub mod delay;
+pub mod design;
 pub mod discard;
+pub mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod fresh_wal;
+pub mod knobs;
 pub mod latency;
 pub mod limits;
 pub mod logical;
@@ -12,11 +31,15 @@ pub mod measure;
 pub mod mix;
 pub mod peers;
 pub mod plot;
+pub mod projection;
 pub mod reserve;
+pub mod run_output;
 pub mod rwlock;
+pub mod slices;
 pub mod splice;
-pub mod suite;
+pub mod summary;
 pub mod switch;
+pub mod units;
 
 /// Serializes a value by its `Display` text (the command-line name).
 pub fn serde_display<T: std::fmt::Display, S: serde::Serializer>(

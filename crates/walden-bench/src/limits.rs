@@ -10,6 +10,8 @@
 //! - write-and-sync latency for 8 kB and 1 MiB, with `fdatasync` and with
 //!   `O_DSYNC`: the floor of one durable commit, and durable bandwidth.
 
+pub mod suite;
+
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
 use std::io;

@@ -23,6 +23,8 @@
 //! fraction `s = t_init / (t_init + t_copy + t_crc)` then projects the core
 //! count at which the mapping lock saturates (algorithms.md §10, E4).
 
+pub mod suite;
+
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;

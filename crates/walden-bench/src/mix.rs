@@ -3,6 +3,8 @@
 //! OLTP average of E3) then a commit record, flushed. Run per reservation
 //! design, so that the design's share of a realistic insert mix shows.
 
+pub mod suite;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use walden::rmgr::{RM_MIN_CUSTOM_ID, RM_XACT_ID, XLOG_XACT_COMMIT};
 use walden::{Config, Record, SyncMethod};
 
+use crate::design::Design;
 use crate::fresh_wal::{run_cases, CaseFigures, FreshWal, FreshWalError, WalSlice};
 use crate::measure::{grid, run_threads, SliceSettings, Timing};
-use crate::reserve::Design;
 
 /// Records per transaction before the commit record (seed 001: a
 /// transaction of 20 `INSERT INTO pgbench_history`).

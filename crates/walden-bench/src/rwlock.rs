@@ -9,6 +9,7 @@
 //! the same wall-clock time, in slices interleaved with the other locks'.
 
 mod locks;
+pub mod suite;
 
 use std::convert::Infallible;
 use std::fmt;

@@ -15,6 +15,8 @@
 //! after the last new one. A record returned there whose bytes are not the
 //! new record's is a stale record accepted.
 
+pub mod suite;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;

@@ -12,6 +12,8 @@
 //! The background writer is off, as it effectively was in the seed (it
 //! never got the WAL write lock), so the eviction policy alone is measured.
 
+pub mod suite;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,22 +1,19 @@
 //! `walden bench`: workloads measured side by side in one run, so that
-//! results compare as ratios.
-
-mod all;
-mod commit;
-mod knobs;
-mod limits;
-mod logical;
-mod mix;
-mod output;
-mod peers;
-mod report;
-mod reserve;
-mod rwlock;
-mod slices;
-mod splice;
-mod switch;
+//! results compare as ratios. Each suite (its arguments, run and report)
+//! is in `walden_bench`; this file maps the subcommands to them.
 
 use clap::{Args, Subcommand};
+use walden_bench::all::{self, AllArgs};
+use walden_bench::commit::suite::{self as commit, CommitArgs};
+use walden_bench::limits::suite::{self as limits, LimitsArgs};
+use walden_bench::logical::suite::{self as logical, LogicalArgs};
+use walden_bench::mix::suite::{self as mix, MixArgs};
+use walden_bench::peers::suite::{self as peers, PeersArgs};
+use walden_bench::reserve::suite::{self as reserve, InsertArgs, ReserveArgs};
+use walden_bench::rwlock::suite::{self as rwlock, RwlockArgs};
+use walden_bench::splice::suite::{self as splice, SpliceArgs};
+use walden_bench::summary::{self, SummaryArgs};
+use walden_bench::switch::suite::{self as switch, SwitchArgs};
 
 /// Arguments of `walden bench`.
 #[derive(Args)]
@@ -42,44 +39,44 @@ pub struct BenchArgs {
 enum Workload {
     /// Reader-writer locks (walden ReadBiasedLock, std, parking_lot, crossbeam
     /// ShardedLock) under seed 004's read-mostly mix and a write-heavy one.
-    Rwlock(rwlock::RwlockArgs),
+    Rwlock(RwlockArgs),
     /// One WAL switch right after a checkpoint under open_datasync, per
     /// eviction policy and ring size (seed 002).
-    Switch(switch::SwitchArgs),
+    Switch(SwitchArgs),
     /// Threads inserting 1 MiB logical messages, per page-initialisation
     /// design and insertion-slot setup (seed 000).
     #[command(name = "logical-1mb")]
-    Logical1mb(logical::LogicalArgs),
+    Logical1mb(LogicalArgs),
     /// Threads each looping "insert a 100-byte record, flush it", per sync
     /// method: commits/s, syncs per commit, p50/p99 latency.
-    Commit(commit::CommitArgs),
+    Commit(CommitArgs),
     /// Seed 001's append-only transactions (20 small records, then a
     /// commit) per reservation design.
-    Mix(mix::MixArgs),
+    Mix(MixArgs),
     /// Seed 001's reservation microbenchmark: T threads × N reservations
     /// per design; serialized cost, shared-line writes, many-core projection.
-    Reserve(reserve::ReserveArgs),
+    Reserve(ReserveArgs),
     /// The insert path per reservation design and format, non-durable,
     /// 66-byte and 4 kB records.
-    Insert(reserve::InsertArgs),
+    Insert(InsertArgs),
     /// Torn-write splices (seed 001): stale records each format accepts.
-    Splice(splice::SpliceArgs),
+    Splice(SpliceArgs),
     /// The machine's limits: memcpy and CRC-32C bandwidth, cache-line
     /// transfer, sequential write bandwidth, write-and-sync latency.
-    Limits(limits::LimitsArgs),
+    Limits(LimitsArgs),
     /// Walden against raft-engine, RocksDB's WAL, okaywal and wal-db
     /// (built with --features peers): appends and durable commits.
-    Peers(peers::PeersArgs),
+    Peers(PeersArgs),
     /// Every suite in one run (about 10 minutes; --quick about 1), JSON and
     /// PNG charts into a results directory, then the summary.
-    All(all::AllArgs),
+    All(AllArgs),
     /// The summary (ratios, projection, charts) of a results directory.
-    Summary(all::SummaryArgs),
+    Summary(SummaryArgs),
 }
 
 /// Runs the chosen workload.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    match &args.workload {
+    Ok(match &args.workload {
         Workload::Rwlock(args) => rwlock::run(args),
         Workload::Switch(args) => switch::run(args),
         Workload::Logical1mb(args) => logical::run(args),
@@ -91,6 +88,6 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Workload::Limits(args) => limits::run(args),
         Workload::Peers(args) => peers::run(args),
         Workload::All(args) => all::run(args),
-        Workload::Summary(args) => all::run_summary(args),
-    }
+        Workload::Summary(args) => summary::run_summary(args),
+    }?)
 }

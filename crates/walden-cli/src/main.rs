@@ -2,7 +2,7 @@
 
 mod bench;
 mod dump;
-mod load;
+mod self_checking;
 mod stat;
 mod verify;
 mod write;

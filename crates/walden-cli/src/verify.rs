@@ -10,7 +10,7 @@ use walden::rmgr::RM_LOGICALMSG_ID;
 use walden::Lsn;
 use walden::{ReadError, ReaderOptions, WalReader};
 
-use crate::load::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
+use crate::self_checking::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
 
 /// Arguments of `walden verify`.
 #[derive(clap::Args, Debug)]
@@ -60,7 +60,12 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
                 .map(|m| m.payload),
             _ => None,
         };
-        if let Some(id) = payload.as_deref().map(load::decode).transpose()?.flatten() {
+        if let Some(id) = payload
+            .as_deref()
+            .map(self_checking::decode)
+            .transpose()?
+            .flatten()
+        {
             if let Some(prev) = found.insert(id, end) {
                 bail!("record {id:?} appears twice: ending at {prev} and at {end}");
             }
@@ -70,7 +75,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     if let Some(path) = &args.acked {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let acks = load::parse_acks(&text)?;
+        let acks = self_checking::parse_acks(&text)?;
         let mut highest: BTreeMap<(u64, u32), u64> = BTreeMap::new();
         for ack in &acks {
             match found.get(&ack.id) {

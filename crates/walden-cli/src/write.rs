@@ -16,7 +16,7 @@ use walden::{
     Config, Eviction, PageInitKind, Record, ReservationKind, SlotChoice, SyncMethod, Wal, WalFormat,
 };
 
-use crate::load::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
+use crate::self_checking::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
 
 /// Arguments of `walden write`.
 #[derive(clap::Args, Debug)]
@@ -92,10 +92,10 @@ pub struct WriteArgs {
 
 /// Runs `walden write`.
 pub fn run(args: &WriteArgs) -> Result<()> {
-    let (min, max) = load::parse_size_range(&args.size)?;
+    let (min, max) = self_checking::parse_size_range(&args.size)?;
     let mut config = Config {
-        segment_size: load::parse_size(&args.segment_size)?,
-        buffers: load::parse_size(&args.buffers)?,
+        segment_size: walden_bench::units::parse_size(&args.segment_size)?,
+        buffers: walden_bench::units::parse_size(&args.buffers)?,
         format: args.format,
         reservation: args
             .reservation
@@ -163,9 +163,9 @@ pub fn run(args: &WriteArgs) -> Result<()> {
                     for seq in 0..n {
                         let size = min + rng.next() % (max - min + 1);
                         let id = RecordId { run, thread, seq };
-                        load::encode(
+                        self_checking::encode(
                             id,
-                            (size as usize).saturating_sub(load::HEADER_LEN),
+                            (size as usize).saturating_sub(self_checking::HEADER_LEN),
                             &mut payload,
                         );
                         let rec = if args.logical_message {

@@ -9,12 +9,15 @@
 //! okaywal, wal-db) only with the `peers` cargo feature, which keeps default
 //! builds fast (RocksDB alone compiles for many minutes).
 
+pub mod suite;
+
 #[cfg(feature = "peers")]
 mod okaywal_log;
 #[cfg(feature = "peers")]
 mod raft_engine_log;
 #[cfg(feature = "peers")]
 mod rocksdb_log;
+mod system;
 #[cfg(feature = "peers")]
 mod wal_db_log;
 mod walden_log;
@@ -25,163 +28,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{
-    grid, interleave, remove_slice_dir, run_threads, slice_dir, Measured, SliceSettings,
-    TempDirError, Timing,
+    grid, interleave, remove_slice_dir, run_threads, slice_dir, Measured, SliceSettings, Timing,
 };
 
+pub use system::{Op, PeerError, PeerLog, System, Workload};
 pub use walden_log::{best_config, WaldenSetup};
 
 /// Payload of every record, bytes.
 pub const PAYLOAD: usize = 100;
-
-/// A log under test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum System {
-    /// Walden in the configuration [`best_config`] describes.
-    Walden,
-    /// Walden with `Config::default()` (PostgreSQL's settings).
-    WaldenDefault,
-    /// TiKV's raft-engine: one `LogBatch` of one entry per write.
-    RaftEngine,
-    /// RocksDB through rust-rocksdb: `put` with the WAL on (its write path
-    /// also inserts into the memtable).
-    Rocksdb,
-    /// okaywal: one entry of one chunk per commit.
-    Okaywal,
-    /// wal-db: `append` / `append_and_sync`.
-    WalDb,
-}
-
-impl System {
-    /// Every system, in table order.
-    pub const ALL: [System; 6] = [
-        System::Walden,
-        System::WaldenDefault,
-        System::RaftEngine,
-        System::Rocksdb,
-        System::Okaywal,
-        System::WalDb,
-    ];
-
-    /// The name in tables, charts and on the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            System::Walden => "walden",
-            System::WaldenDefault => "walden-default",
-            System::RaftEngine => "raft-engine",
-            System::Rocksdb => "rocksdb",
-            System::Okaywal => "okaywal",
-            System::WalDb => "wal-db",
-        }
-    }
-
-    /// True if this build can run the system (peers need the `peers` feature).
-    pub const fn available(self) -> bool {
-        matches!(self, System::Walden | System::WaldenDefault) || cfg!(feature = "peers")
-    }
-
-    /// True if the system offers the workload: okaywal syncs every commit,
-    /// so it has no non-durable append.
-    pub const fn supports(self, workload: Workload) -> bool {
-        !matches!((self, workload), (System::Okaywal, Workload::Append))
-    }
-
-    /// The systems this build can run.
-    pub fn available_systems() -> Vec<System> {
-        System::ALL.into_iter().filter(|s| s.available()).collect()
-    }
-}
-
-impl std::fmt::Display for System {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for System {
-    type Err = String;
-    fn from_str(s: &str) -> Result<System, String> {
-        System::ALL
-            .into_iter()
-            .find(|system| system.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = System::ALL.iter().map(|s| s.name()).collect();
-                format!("unknown system {s:?}: expected one of {}", names.join(", "))
-            })
-    }
-}
-
-/// What each operation does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Workload {
-    /// Append one record; no sync.
-    Append,
-    /// Append one record and wait until it is durable.
-    Commit,
-}
-
-impl Workload {
-    /// Both workloads.
-    pub const ALL: [Workload; 2] = [Workload::Append, Workload::Commit];
-
-    /// The name in tables and charts.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Workload::Append => "append",
-            Workload::Commit => "commit",
-        }
-    }
-}
-
-/// A peer's failure, naming the system.
-#[derive(Debug, thiserror::Error)]
-pub enum PeerError {
-    /// The system failed.
-    #[error("{system}: {source}")]
-    Failed {
-        /// The system.
-        system: System,
-        /// Its error.
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// This build cannot run the system.
-    #[error("{0}: not in this build: rebuild with `--features peers` (scripts/bench --peers)")]
-    NotBuilt(System),
-    /// The system has no such workload.
-    #[error("{0} has no {1:?} workload")]
-    Unsupported(System, Workload),
-    /// The temporary directory failed.
-    #[error(transparent)]
-    TempDir(#[from] TempDirError),
-}
-
-impl PeerError {
-    /// Wraps `source` as `system`'s failure.
-    pub fn failed(
-        system: System,
-        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-    ) -> Self {
-        PeerError::Failed {
-            system,
-            source: source.into(),
-        }
-    }
-}
-
-/// One operation of one thread.
-pub type Op<'a> = Box<dyn FnMut() -> Result<(), PeerError> + 'a>;
-
-/// A log opened for one slice.
-pub trait PeerLog: Sync {
-    /// The operation thread `thread` repeats for `workload`, with records
-    /// of `payload` bytes.
-    fn op(&self, thread: usize, workload: Workload, payload: usize) -> Result<Op<'_>, PeerError>;
-
-    /// Closes the log.
-    fn close(self: Box<Self>) -> Result<(), PeerError>;
-}
 
 /// Opens `system` in the empty directory `dir`.
 pub fn open(system: System, dir: &Path) -> Result<Box<dyn PeerLog>, PeerError> {

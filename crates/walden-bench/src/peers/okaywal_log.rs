@@ -6,7 +6,7 @@ use std::path::Path;
 
 use okaywal::{LogVoid, WriteAheadLog};
 
-use super::{Op, PeerError, PeerLog, System, Workload};
+use super::system::{Op, PeerError, PeerLog, System, Workload};
 
 struct OkaywalLog {
     log: WriteAheadLog,

@@ -9,7 +9,7 @@ use std::path::Path;
 use protobuf::well_known_types::BytesValue;
 use raft_engine::{Config, Engine, LogBatch, MessageExt, ReadableSize};
 
-use super::{Op, PeerError, PeerLog, System, Workload};
+use super::system::{Op, PeerError, PeerLog, System, Workload};
 
 /// Entries are protobuf `BytesValue`s whose first 8 bytes hold the index.
 #[derive(Clone)]

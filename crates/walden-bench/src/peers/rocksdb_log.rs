@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rocksdb::{Options, WriteOptions, DB};
 
-use super::{Op, PeerError, PeerLog, System, Workload};
+use super::system::{Op, PeerError, PeerLog, System, Workload};
 
 struct RocksdbLog {
     db: DB,

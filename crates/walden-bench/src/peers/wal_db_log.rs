@@ -5,7 +5,7 @@ use std::path::Path;
 
 use wal_db::Wal;
 
-use super::{Op, PeerError, PeerLog, System, Workload};
+use super::system::{Op, PeerError, PeerLog, System, Workload};
 
 struct WalDbLog {
     wal: Wal,

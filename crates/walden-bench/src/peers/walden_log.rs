@@ -6,7 +6,7 @@ use std::path::Path;
 use walden::rmgr::RM_MIN_CUSTOM_ID;
 use walden::{Config, Eviction, PageInitKind, Record, ReservationKind, SyncMethod, Wal, WalFormat};
 
-use super::{Op, PeerError, PeerLog, System, Workload};
+use super::system::{Op, PeerError, PeerLog, System, Workload};
 
 /// Which Walden configuration runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

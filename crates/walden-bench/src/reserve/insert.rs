@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use walden::{Config, Record, SyncMethod};
 
-use super::Design;
+use crate::design::Design;
 use crate::fresh_wal::{run_cases, FreshWal, FreshWalError, WalFigures, WalSlice};
 use crate::measure::{grid, run_threads, SliceSettings, Timing};
 

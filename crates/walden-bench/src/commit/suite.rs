@@ -6,17 +6,21 @@
 use std::num::NonZeroUsize;
 
 use clap::Args;
-use walden::{Config, SyncMethod};
-use walden_bench::commit::{self, CommitRecord, CommitResult};
-use walden_bench::peers::best_config;
 
-use super::knobs::{check, config_json, configure, StrategyArgs};
-use super::output::{bytes_rate, latency, rate, ratio, size};
-use super::report::{finish, open_json, parse_size_arg};
-use super::slices::SliceArgs;
+use crate::args::{counts, defaults};
+use crate::commit::{self, CommitRecord, CommitResult};
+use crate::error::BenchError;
+use crate::peers::best_config;
+use walden::{Config, SyncMethod};
+
+use crate::knobs::{check, config_json, configure, StrategyArgs};
+use crate::run_output::{finish, open_json};
+use crate::slices::SliceArgs;
+use crate::units::parse_size_arg;
+use crate::units::{bytes_rate, latency, rate, ratio, size};
 
 /// Arguments of `walden bench commit`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 Knobs not given keep Config::default()'s, or with --best Walden's best
 configuration's; the sync method is each case's.
@@ -58,8 +62,34 @@ pub struct CommitArgs {
     pub run: SliceArgs,
 }
 
+impl CommitArgs {
+    /// The arguments of `walden bench all --quick`: 1, 2, 16 and 64
+    /// threads, short single slices.
+    pub fn quick_plan() -> CommitArgs {
+        CommitArgs {
+            threads: counts(&[1, 2, 16, 64]),
+            run: SliceArgs::quick_plan(),
+            ..defaults()
+        }
+    }
+
+    /// The PostgreSQL workloads (`scripts/pg-bench`'s cases) in Walden's
+    /// best configuration, as `walden bench all` runs them: logical
+    /// messages of 100 B and 1 MiB, fsync off and on, 1, 2 and 64 threads.
+    pub fn pg_workloads() -> CommitArgs {
+        CommitArgs {
+            threads: counts(&[1, 2, 64]),
+            sync: vec![SyncMethod::None, SyncMethod::Fdatasync],
+            payload: vec![100, 1 << 20],
+            logical: true,
+            best: true,
+            ..defaults()
+        }
+    }
+}
+
 /// Runs every case, prints the table (and writes the JSON).
-pub fn run(args: &CommitArgs) -> anyhow::Result<()> {
+pub fn run(args: &CommitArgs) -> Result<(), BenchError> {
     let json = open_json(args.run.json())?;
     let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
     let payloads: Vec<usize> = args.payload.iter().map(|&p| p as usize).collect();
@@ -127,15 +157,12 @@ fn print_table(results: &[CommitResult]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::all::SuiteCommand as Cli;
-    use super::super::Workload;
-    use clap::Parser;
+    use super::*;
+    use crate::args::parse_args;
 
     #[test]
     fn sync_methods_and_sizes_parse() {
-        let cli = Cli::try_parse_from([
-            "walden",
-            "commit",
+        let args: CommitArgs = parse_args(&[
             "--sync",
             "none,fdatasync",
             "--payload",
@@ -147,16 +174,10 @@ mod tests {
             "10",
         ])
         .unwrap();
-        let Workload::Commit(args) = cli.bench.workload else {
-            panic!("not the commit workload");
-        };
-        assert_eq!(
-            args.sync,
-            [walden::SyncMethod::None, walden::SyncMethod::Fdatasync]
-        );
+        assert_eq!(args.sync, [SyncMethod::None, SyncMethod::Fdatasync]);
         assert_eq!(args.payload, [100, 1 << 20]);
         assert!(args.logical);
-        assert!(Cli::try_parse_from(["walden", "commit", "--sync", "sometimes"]).is_err());
-        assert!(Cli::try_parse_from(["walden", "commit", "--slices", "0"]).is_err());
+        assert!(parse_args::<CommitArgs>(&["--sync", "sometimes"]).is_err());
+        assert!(parse_args::<CommitArgs>(&["--slices", "0"]).is_err());
     }
 }

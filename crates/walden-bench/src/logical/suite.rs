@@ -5,20 +5,24 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
-use walden::{Config, PageInitKind, SlotChoice};
-use walden_bench::logical::{self, LogicalResult, PageCosts, Settings};
 
-use super::knobs::{check, config_json, configure, BuffersArg, EvictionArg, LayoutArgs};
-use super::output::{progress, ratio};
-use super::report::{finish, open_json, parse_size_arg};
+use crate::args::{counts, defaults};
+use crate::error::BenchError;
+use crate::logical::{self, LogicalResult, PageCosts, Settings};
+use walden::{Config, PageInitKind, SlotChoice};
+
+use crate::knobs::{check, config_json, configure, BuffersArg, EvictionArg, LayoutArgs};
+use crate::run_output::progress;
+use crate::run_output::{finish, open_json};
+use crate::units::parse_size_arg;
+use crate::units::ratio;
 
 /// The buffer ring unless `--buffers` says otherwise.
 const DEFAULT_BUFFERS: u64 = 256 << 20;
 
 /// Arguments of `walden bench logical-1mb`.
-#[derive(Args)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 Knobs not given keep Config::default()'s, but for 64MB segments and 256MB
 of buffers; sync none, and the storage drops every byte written.
@@ -30,49 +34,62 @@ Examples:
 pub struct LogicalArgs {
     /// Thread counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8,32,128")]
-    threads: Vec<NonZeroUsize>,
+    pub threads: Vec<NonZeroUsize>,
     /// Page-initialisation designs to compare, comma-separated.
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "mapping-lock,cooperative"
     )]
-    page_init: Vec<PageInitKind>,
+    pub page_init: Vec<PageInitKind>,
     /// Slot choices to compare, comma-separated: sticky, attempts:K.
     #[arg(long, value_delimiter = ',', default_value = "sticky,attempts:2")]
-    slot_choice: Vec<SlotChoice>,
+    pub slot_choice: Vec<SlotChoice>,
     /// Insertion-slot counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "8,64")]
-    insert_slots: Vec<NonZeroUsize>,
+    pub insert_slots: Vec<NonZeroUsize>,
     /// Segment size.
     #[arg(long, default_value = "64MB", value_parser = parse_size_arg)]
-    segment_size: u64,
+    pub segment_size: u64,
     /// Format and reservation, over `Config::default()` (postgres15,
     /// spinlock).
     #[command(flatten)]
-    layout: LayoutArgs,
+    pub layout: LayoutArgs,
     /// Eviction policy, over `Config::default()`'s one-page.
     #[command(flatten)]
-    eviction: EvictionArg,
+    pub eviction: EvictionArg,
     /// Buffer ring, 256MB unless given (as the seed's wal_buffers = 1 GB:
     /// large enough that inserters seldom write).
     #[command(flatten)]
-    buffers: BuffersArg,
+    pub buffers: BuffersArg,
     /// Wall-clock milliseconds of each case (the default run has 40 cases,
     /// plus one limit measurement of half as long per thread count).
     #[arg(long, default_value_t = 1000)]
-    duration_ms: u64,
+    pub duration_ms: u64,
     /// Slices each case's time is cut into, interleaved with the other
     /// cases of the same thread count.
     #[arg(long, default_value_t = 2)]
-    slices: u32,
+    pub slices: u32,
     /// Also write the results as JSON to this file.
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+}
+
+impl LogicalArgs {
+    /// The arguments of `walden bench all --quick`: 1, 2 and 8 threads,
+    /// 8 slots, 200 ms per case.
+    pub fn quick_plan() -> LogicalArgs {
+        LogicalArgs {
+            threads: counts(&[1, 2, 8]),
+            insert_slots: counts(&[8]),
+            duration_ms: 200,
+            ..defaults()
+        }
+    }
 }
 
 /// Runs every case, then prints the table (and writes the JSON).
-pub fn run(args: &LogicalArgs) -> anyhow::Result<()> {
+pub fn run(args: &LogicalArgs) -> Result<(), BenchError> {
     let json = open_json(args.json.as_deref())?;
     let threads: Vec<usize> = args.threads.iter().map(|n| n.get()).collect();
     let slots: Vec<usize> = args.insert_slots.iter().map(|n| n.get()).collect();
@@ -95,7 +112,7 @@ pub fn run(args: &LogicalArgs) -> anyhow::Result<()> {
         progress.set_message(format!("{t} threads"));
         results.extend(
             logical::run_group(group, t, &settings, || progress.inc(1))
-                .with_context(|| format!("logical-1mb with {t} threads"))?,
+                .map_err(|source| BenchError::Logical { threads: t, source })?,
         );
     }
     progress.set_message("per-page costs, one thread");

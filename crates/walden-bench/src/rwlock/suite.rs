@@ -6,35 +6,53 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use walden_bench::rwlock::{self, CellResult, Group, LockKind, Mix};
 
-use super::output::{latency, progress, rate, ratio};
-use super::report::{finish, open_json};
+use crate::args::{counts, defaults};
+use crate::error::BenchError;
+use crate::rwlock::{self, CellResult, Group, LockKind, Mix};
+
+use crate::run_output::progress;
+use crate::run_output::{finish, open_json};
+use crate::units::{latency, rate, ratio};
 
 /// Arguments of `walden bench rwlock`.
-#[derive(Args)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "Examples:
   walden bench rwlock --threads 1,2,16 --duration-ms 300
   walden bench rwlock --reads 93.5 --slices 2 --json rwlock.json")]
 pub struct RwlockArgs {
     /// Thread counts to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,16,64,256")]
-    threads: Vec<NonZeroUsize>,
+    pub threads: Vec<NonZeroUsize>,
     /// Wall-clock milliseconds each lock runs per mix and thread count; the
     /// default run takes 40 of them (about a minute).
     #[arg(long, default_value_t = 1200)]
-    duration_ms: u64,
+    pub duration_ms: u64,
     /// Slices each lock's time is cut into, interleaved with the other
     /// locks', so that a change in background load falls on all alike.
     #[arg(long, default_value = "4")]
-    slices: NonZeroU32,
+    pub slices: NonZeroU32,
     /// Read shares to measure, in percent, comma-separated (93.5 is seed
     /// 004's ProcArrayLock mix).
     #[arg(long, value_delimiter = ',', default_value = "93.5,70", value_parser = parse_mix)]
-    reads: Vec<Mix>,
+    pub reads: Vec<Mix>,
     /// Also write the results as JSON to this file.
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+}
+
+impl RwlockArgs {
+    /// The arguments of `walden bench all --quick`: 1, 2 and 64 threads,
+    /// seed 004's mix alone, one slice of 150 ms.
+    pub fn quick_plan() -> RwlockArgs {
+        RwlockArgs {
+            threads: counts(&[1, 2, 64]),
+            duration_ms: 150,
+            slices: NonZeroU32::MIN,
+            reads: vec![Mix::PROC_ARRAY_LOCK],
+            ..defaults()
+        }
+    }
 }
 
 fn parse_mix(text: &str) -> Result<Mix, String> {
@@ -45,7 +63,7 @@ fn parse_mix(text: &str) -> Result<Mix, String> {
 }
 
 /// Runs every group, then prints the table (and writes the JSON).
-pub fn run(args: &RwlockArgs) -> anyhow::Result<()> {
+pub fn run(args: &RwlockArgs) -> Result<(), BenchError> {
     let threads: Vec<usize> = args.threads.iter().map(|n| n.get()).collect();
     let duration = Duration::from_millis(args.duration_ms);
     let json = open_json(args.json.as_deref())?;

@@ -6,13 +6,17 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use walden_bench::limits::{self, LimitResult, Probe};
 
-use super::output::{bytes_rate, latency, progress, rate};
-use super::report::{finish, open_json};
+use crate::args::defaults;
+use crate::error::BenchError;
+use crate::limits::{self, LimitResult, Probe};
+
+use crate::run_output::progress;
+use crate::run_output::{finish, open_json};
+use crate::units::{bytes_rate, latency, rate};
 
 /// Arguments of `walden bench limits`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "Examples:
   walden bench limits --duration-ms 150
   walden bench limits --dir /mnt/wal-disk --json limits.json")]
@@ -29,8 +33,18 @@ pub struct LimitsArgs {
     pub json: Option<PathBuf>,
 }
 
+impl LimitsArgs {
+    /// The arguments of `walden bench all --quick`: 150 ms per probe.
+    pub fn quick_plan() -> LimitsArgs {
+        LimitsArgs {
+            duration_ms: 150,
+            ..defaults()
+        }
+    }
+}
+
 /// Runs every probe, prints the table (and writes the JSON).
-pub fn run(args: &LimitsArgs) -> anyhow::Result<()> {
+pub fn run(args: &LimitsArgs) -> Result<(), BenchError> {
     let json = open_json(args.json.as_deref())?;
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let duration = Duration::from_millis(args.duration_ms);

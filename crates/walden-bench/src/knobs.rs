@@ -9,11 +9,10 @@
 //! suite will run is checked before it runs any ([`check`]), so an
 //! impossible combination is the library's one-line [`walden::ConfigError`].
 
+use crate::design::Design;
+use crate::units::parse_size_arg;
 use clap::Args;
 use walden::{Config, ConfigError, Eviction, PageInitKind, ReservationKind, SlotChoice, WalFormat};
-use walden_bench::reserve::Design;
-
-use super::report::parse_size_arg;
 
 /// Sets the fields of a [`Config`] that were given on the command line.
 pub trait Knob {
@@ -22,7 +21,7 @@ pub trait Knob {
 }
 
 /// `--format` and `--reservation`, one value each.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct LayoutArgs {
     /// On-disk format: postgres15, self-lsn or compact-wal-id [default:
     /// the suite's, see below].
@@ -50,7 +49,7 @@ impl Knob for LayoutArgs {
 
 /// `--format` and `--reservation` as lists, for the suites that compare
 /// the designs (`insert`, `mix`): every listed pair that works.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 pub struct DesignArgs {
     /// Formats, comma-separated: each runs with every listed reservation
     /// design that serves it.
@@ -77,7 +76,7 @@ impl DesignArgs {
 }
 
 /// `--insert-slots` and `--slot-choice`, one value each.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SlotArgs {
     /// Insertion slots, 1 to 1024 [default: the suite's, see below].
     #[arg(long)]
@@ -96,7 +95,7 @@ impl Knob for SlotArgs {
 }
 
 /// `--page-init`, one value.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct PageInitArg {
     /// How buffer pages are initialised: mapping-lock or cooperative
     /// [default: the suite's, see below].
@@ -111,7 +110,7 @@ impl Knob for PageInitArg {
 }
 
 /// `--eviction`, one value.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct EvictionArg {
     /// What an inserter writes when it needs an unwritten buffer page:
     /// one-page or batch [default: the suite's, see below].
@@ -126,7 +125,7 @@ impl Knob for EvictionArg {
 }
 
 /// `--buffers`, one value.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct BuffersArg {
     /// Buffer ring of each log, e.g. 16MB [default: the suite's, see below].
     #[arg(long, value_parser = parse_size_arg)]
@@ -141,7 +140,7 @@ impl Knob for BuffersArg {
 
 /// Every knob but the format and reservation: what the suites that sweep
 /// those two (`insert`, `mix`) take as one value each.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct InsertPathArgs {
     /// `--insert-slots`, `--slot-choice`.
     #[command(flatten)]
@@ -167,7 +166,7 @@ impl Knob for InsertPathArgs {
 }
 
 /// Every knob, one value each.
-#[derive(Args, Clone, Debug, Default)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct StrategyArgs {
     /// `--format`, `--reservation`.
     #[command(flatten)]
@@ -200,7 +199,7 @@ pub fn configure(mut base: Config, knobs: &[&dyn Knob]) -> Config {
 
 /// Checks every configuration a suite will run, before it runs any: the
 /// first bad one's [`walden::ConfigError`], whose message is one line.
-pub fn check(configs: impl IntoIterator<Item = Config>) -> anyhow::Result<()> {
+pub fn check(configs: impl IntoIterator<Item = Config>) -> Result<(), ConfigError> {
     for config in configs {
         config.validate()?;
     }

@@ -9,18 +9,23 @@ use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use clap::Args;
+
+use crate::args::{counts, defaults};
+use crate::design::shared_writes;
+use crate::error::BenchError;
+use crate::limits::{self, Probe};
+use crate::measure::SliceSettings;
+use crate::projection::{project_reservation, ReservationProjection};
+use crate::reserve::insert::{self, InsertResult};
+use crate::reserve::micro::{self, MicroCase, MicroResult};
 use indicatif::ProgressBar;
 use walden::{Config, ReservationKind};
-use walden_bench::limits::{self, Probe};
-use walden_bench::measure::SliceSettings;
-use walden_bench::reserve::insert::{self, InsertResult};
-use walden_bench::reserve::micro::{self, MicroCase, MicroResult};
-use walden_bench::reserve::{project, shared_writes, Projection};
 
-use super::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
-use super::output::{bytes_rate, progress, ratio};
-use super::report::{finish, open_json, JsonReport};
-use super::slices::SliceArgs;
+use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
+use crate::run_output::progress;
+use crate::run_output::{finish, open_json, JsonReport};
+use crate::slices::SliceArgs;
+use crate::units::{bytes_rate, ratio};
 
 /// Reservations per thread of a `--quick` run.
 const QUICK_PER_THREAD: u64 = 50_000;
@@ -28,7 +33,7 @@ const QUICK_PER_THREAD: u64 = 50_000;
 const SERIALIZED_OPS: u64 = 2_000_000;
 
 /// Arguments of `walden bench reserve`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 The reservers alone: no log, so --reservation is the only knob.
 
@@ -57,8 +62,20 @@ pub struct ReserveArgs {
     pub json: Option<std::path::PathBuf>,
 }
 
+impl ReserveArgs {
+    /// The arguments of `walden bench all --quick`: `--quick` at 1, 2 and
+    /// 64 threads (the full run takes `--quick` alone).
+    pub fn quick_plan() -> ReserveArgs {
+        ReserveArgs {
+            threads: counts(&[1, 2, 64]),
+            quick: true,
+            ..defaults()
+        }
+    }
+}
+
 /// Arguments of `walden bench insert`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 Knobs not given keep Config::default()'s; sync none.
 
@@ -89,8 +106,21 @@ pub struct InsertArgs {
     pub run: SliceArgs,
 }
 
+impl InsertArgs {
+    /// The arguments of `walden bench all --quick`: `--quick` at 1, 2 and
+    /// 64 threads, 66-byte records (the full run takes `--quick` alone).
+    pub fn quick_plan() -> InsertArgs {
+        InsertArgs {
+            threads: counts(&[1, 2, 64]),
+            record_bytes: counts(&[66]),
+            quick: true,
+            ..defaults()
+        }
+    }
+}
+
 /// Runs the microbenchmark, prints its table and the per-design summary.
-pub fn run_reserve(args: &ReserveArgs) -> anyhow::Result<()> {
+pub fn run_reserve(args: &ReserveArgs) -> Result<(), BenchError> {
     let json = open_json(args.json.as_deref())?;
     let per_thread = if args.quick {
         QUICK_PER_THREAD
@@ -121,7 +151,7 @@ pub fn run_reserve(args: &ReserveArgs) -> anyhow::Result<()> {
 }
 
 /// Runs the insert suite, prints its table and the per-design summary.
-pub fn run_insert(args: &InsertArgs) -> anyhow::Result<()> {
+pub fn run_insert(args: &InsertArgs) -> Result<(), BenchError> {
     let json = open_json(args.run.json())?;
     let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
     let sizes: Vec<usize> = args.record_bytes.iter().map(|b| b.get()).collect();
@@ -174,12 +204,13 @@ fn finish_with_summary(
     print_results: impl FnOnce(),
     json: Option<JsonReport>,
     mut report: serde_json::Value,
-) -> anyhow::Result<()> {
+) -> Result<(), BenchError> {
     bar.set_message("serialized steps and the cache-line transfer");
     let summary = summarise(reservations, |_| bar.inc(1))?;
-    report["designs"] = serde_json::to_value(&summary.designs)?;
+    let encoding = || BenchError::json("encoding the results");
+    report["designs"] = serde_json::to_value(&summary.designs).map_err(encoding())?;
     report["line_transfer_ns"] = summary.line_transfer_ns.into();
-    report["projection"] = serde_json::to_value(&summary.projection)?;
+    report["projection"] = serde_json::to_value(&summary.projection).map_err(encoding())?;
     finish(
         bar,
         || {
@@ -196,13 +227,13 @@ fn finish_with_summary(
 struct Summary {
     designs: Vec<serde_json::Value>,
     line_transfer_ns: f64,
-    projection: Vec<Projection>,
+    projection: Vec<ReservationProjection>,
 }
 
 fn summarise(
     reservations: &[ReservationKind],
     mut done: impl FnMut(ReservationKind),
-) -> anyhow::Result<Summary> {
+) -> Result<Summary, BenchError> {
     let mut designs = Vec::new();
     let mut serialized = Vec::new();
     for &reservation in reservations {
@@ -222,7 +253,7 @@ fn summarise(
     )?;
     let projection = serialized
         .iter()
-        .flat_map(|&(reservation, ns)| project(reservation, ns, line.ns_per_op))
+        .flat_map(|&(reservation, ns)| project_reservation(reservation, ns, line.ns_per_op))
         .collect();
     Ok(Summary {
         designs,

@@ -5,16 +5,19 @@
 use std::num::NonZeroUsize;
 
 use clap::Args;
-use walden::{Config, ReservationKind, SyncMethod};
-use walden_bench::mix::{self, MixResult, RECORDS_PER_TRANSACTION};
 
-use super::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
-use super::output::{latency, rate, ratio};
-use super::report::{finish, open_json};
-use super::slices::SliceArgs;
+use crate::args::{counts, defaults};
+use crate::error::BenchError;
+use crate::mix::{self, MixResult, RECORDS_PER_TRANSACTION};
+use walden::{Config, ReservationKind, SyncMethod};
+
+use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
+use crate::run_output::{finish, open_json};
+use crate::slices::SliceArgs;
+use crate::units::{latency, rate, ratio};
 
 /// Arguments of `walden bench mix`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(mut_arg("format", |a| a.default_value("postgres15,self-lsn")))]
 #[command(after_help = "\
 Knobs not given keep Config::default()'s.
@@ -42,8 +45,21 @@ pub struct MixArgs {
     pub run: SliceArgs,
 }
 
+impl MixArgs {
+    /// The arguments of `walden bench all --quick`: 1, 2 and 64 threads,
+    /// sync none, short single slices.
+    pub fn quick_plan() -> MixArgs {
+        MixArgs {
+            threads: counts(&[1, 2, 64]),
+            sync: vec![SyncMethod::None],
+            run: SliceArgs::quick_plan(),
+            ..defaults()
+        }
+    }
+}
+
 /// Runs every case, prints the table (and writes the JSON).
-pub fn run(args: &MixArgs) -> anyhow::Result<()> {
+pub fn run(args: &MixArgs) -> Result<(), BenchError> {
     let json = open_json(args.run.json())?;
     let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
     let designs = args.designs.designs()?;
@@ -109,24 +125,16 @@ fn print_table(results: &[MixResult]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::all::SuiteCommand;
-    use super::super::Workload;
-    use clap::Parser;
-    use walden_bench::reserve::Design;
-
-    fn designs(suite: &str) -> Vec<Design> {
-        let cli = SuiteCommand::try_parse_from(["walden bench", suite]).unwrap();
-        match cli.bench.workload {
-            Workload::Mix(args) => args.designs.designs(),
-            Workload::Insert(args) => args.designs.designs(),
-            _ => panic!("{suite} takes no designs"),
-        }
-        .unwrap()
-    }
+    use super::*;
+    use crate::args::defaults;
+    use crate::design::Design;
+    use crate::reserve::suite::InsertArgs;
 
     #[test]
     fn by_default_mix_runs_unlinked_on_self_lsn_only_and_insert_on_both() {
-        assert_eq!(designs("mix"), Design::ALL[..4]);
-        assert_eq!(designs("insert"), Design::ALL);
+        let mix: MixArgs = defaults();
+        let insert: InsertArgs = defaults();
+        assert_eq!(mix.designs.designs().unwrap(), Design::ALL[..4]);
+        assert_eq!(insert.designs.designs().unwrap(), Design::ALL);
     }
 }

@@ -4,12 +4,15 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::args::defaults;
+use crate::error::BenchError;
+use crate::measure::SliceSettings;
+use crate::run_output::progress;
 use clap::Args;
-use walden_bench::measure::SliceSettings;
 
 /// How long each case runs, in how many interleaved slices, and where the
 /// logs go.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 pub struct SliceArgs {
     /// Milliseconds of one slice of one case.
     #[arg(long, default_value_t = 500)]
@@ -28,6 +31,16 @@ pub struct SliceArgs {
 }
 
 impl SliceArgs {
+    /// What `walden bench all --quick` gives the suites that run in
+    /// slices: one slice of 150 ms per case.
+    pub fn quick_plan() -> SliceArgs {
+        SliceArgs {
+            slice_ms: 150,
+            slices: 1,
+            ..defaults()
+        }
+    }
+
     /// The time of one slice.
     pub fn slice(&self) -> Duration {
         Duration::from_millis(self.slice_ms)
@@ -48,8 +61,8 @@ impl SliceArgs {
     }
 
     /// A progress bar for `cases` cases of this many slices each.
-    pub fn progress(&self, cases: usize) -> anyhow::Result<indicatif::ProgressBar> {
-        super::output::progress(cases * self.slices as usize)
+    pub fn progress(&self, cases: usize) -> Result<indicatif::ProgressBar, BenchError> {
+        progress(cases * self.slices as usize)
     }
 
     /// The JSON file, if asked for.

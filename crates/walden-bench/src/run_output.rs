@@ -1,16 +1,22 @@
-//! What the `walden bench` workloads share: size arguments, the JSON
-//! report file, and how a run ends ([`finish`]).
+//! What a suite run outputs: a progress bar on stderr while it runs, then
+//! its tables on stdout and its JSON report file ([`finish`]).
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-use indicatif::ProgressBar;
+use indicatif::{ProgressBar, ProgressStyle};
 
-/// A size argument (`64MB`, `4800KB`, plain bytes) for clap.
-pub fn parse_size_arg(text: &str) -> Result<u64, String> {
-    crate::load::parse_size(text).map_err(|e| format!("{e:#}"))
+use crate::error::BenchError;
+
+/// A progress bar on stderr for `len` runs.
+pub fn progress(len: usize) -> Result<ProgressBar, BenchError> {
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {msg} [{elapsed}, ~{eta} left]")
+            .map_err(BenchError::Progress)?,
+    );
+    Ok(bar)
 }
 
 /// The JSON report file, created before measuring so that a bad path fails
@@ -21,9 +27,9 @@ pub struct JsonReport {
 }
 
 /// Creates the JSON report file if one was asked for.
-pub fn open_json(path: Option<&Path>) -> anyhow::Result<Option<JsonReport>> {
+pub fn open_json(path: Option<&Path>) -> Result<Option<JsonReport>, BenchError> {
     path.map(|path| {
-        let file = File::create(path).with_context(|| cannot_write(path))?;
+        let file = File::create(path).map_err(BenchError::io(cannot_write(path)))?;
         Ok(JsonReport {
             path: path.to_path_buf(),
             file,
@@ -32,27 +38,27 @@ pub fn open_json(path: Option<&Path>) -> anyhow::Result<Option<JsonReport>> {
     .transpose()
 }
 
-/// How every workload's run ends: clears the progress bar, prints the
-/// tables (`print`), then writes `report` to the JSON file if one was asked
-/// for.
+/// How every suite's run ends: clears the progress bar, prints the tables
+/// (`print`), then writes `report` to the JSON file if one was asked for.
 pub fn finish(
     bar: ProgressBar,
     print: impl FnOnce(),
     json: Option<JsonReport>,
     report: serde_json::Value,
-) -> anyhow::Result<()> {
+) -> Result<(), BenchError> {
     bar.finish_and_clear();
     print();
     write_json(json, report)
 }
 
 /// Writes `report` (pretty-printed) to the file, if one was asked for.
-fn write_json(json: Option<JsonReport>, report: serde_json::Value) -> anyhow::Result<()> {
+fn write_json(json: Option<JsonReport>, report: serde_json::Value) -> Result<(), BenchError> {
     let Some(mut json) = json else {
         return Ok(());
     };
-    let text = serde_json::to_string_pretty(&report).context("encoding the results")?;
-    writeln!(json.file, "{text}").with_context(|| cannot_write(&json.path))
+    let text =
+        serde_json::to_string_pretty(&report).map_err(BenchError::json("encoding the results"))?;
+    writeln!(json.file, "{text}").map_err(BenchError::io(cannot_write(&json.path)))
 }
 
 fn cannot_write(path: &Path) -> String {
@@ -62,14 +68,6 @@ fn cannot_write(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_take_units() {
-        assert_eq!(parse_size_arg("4800KB").unwrap(), 4800 << 10);
-        assert!(parse_size_arg("4800 pages")
-            .unwrap_err()
-            .contains("unknown unit"));
-    }
 
     #[test]
     fn the_report_is_written_where_asked() {

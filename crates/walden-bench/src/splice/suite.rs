@@ -3,14 +3,16 @@
 //! format accepts.
 
 use clap::Args;
-use walden::WalFormat;
-use walden_bench::splice::{self, Scenario, SpliceResult, SpliceSettings};
 
-use super::output::progress;
-use super::report::{finish, open_json};
+use crate::error::BenchError;
+use crate::splice::{self, Scenario, SpliceResult, SpliceSettings};
+use walden::WalFormat;
+
+use crate::run_output::progress;
+use crate::run_output::{finish, open_json};
 
 /// Arguments of `walden bench splice`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 Not part of `walden bench all`: this is a correctness table (how many stale
 records each format accepts), not a timing, and with the same --seed it
@@ -39,7 +41,7 @@ pub struct SpliceArgs {
 }
 
 /// Runs every format in every scenario; prints the table.
-pub fn run(args: &SpliceArgs) -> anyhow::Result<()> {
+pub fn run(args: &SpliceArgs) -> Result<(), BenchError> {
     let json = open_json(args.json.as_deref())?;
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let settings = SpliceSettings {

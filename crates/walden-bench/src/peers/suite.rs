@@ -5,14 +5,17 @@
 use std::num::NonZeroUsize;
 
 use clap::Args;
-use walden_bench::peers::{self, PeerResult, System, Workload, PAYLOAD};
 
-use super::output::{latency, rate, ratio};
-use super::report::{finish, open_json};
-use super::slices::SliceArgs;
+use crate::args::{counts, defaults};
+use crate::error::BenchError;
+use crate::peers::{self, PeerResult, System, Workload, PAYLOAD};
+
+use crate::run_output::{finish, open_json};
+use crate::slices::SliceArgs;
+use crate::units::{latency, rate, ratio};
 
 /// Arguments of `walden bench peers`.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 The peers are in builds with `--features peers` (scripts/bench --peers);
 other builds have walden and walden-default only.
@@ -33,8 +36,20 @@ pub struct PeersArgs {
     pub run: SliceArgs,
 }
 
+impl PeersArgs {
+    /// The arguments of `walden bench all --quick`: 1, 2 and 64 threads,
+    /// short single slices.
+    pub fn quick_plan() -> PeersArgs {
+        PeersArgs {
+            threads: counts(&[1, 2, 64]),
+            run: SliceArgs::quick_plan(),
+            ..defaults()
+        }
+    }
+}
+
 /// Runs every case, prints the table (and writes the JSON).
-pub fn run(args: &PeersArgs) -> anyhow::Result<()> {
+pub fn run(args: &PeersArgs) -> Result<(), BenchError> {
     let json = open_json(args.run.json())?;
     let systems = if args.systems.is_empty() {
         System::available_systems()

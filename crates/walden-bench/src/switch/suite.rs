@@ -3,17 +3,21 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
-use walden::{Config, Eviction};
-use walden_bench::switch::{self, StorageKind, SwitchResult};
 
-use super::knobs::{check, config_json, configure, LayoutArgs, PageInitArg, SlotArgs};
-use super::output::{progress, ratio};
-use super::report::{finish, open_json, parse_size_arg};
+use crate::args::defaults;
+use crate::error::BenchError;
+use crate::switch::{self, StorageKind, SwitchResult};
+use walden::{Config, Eviction};
+
+use crate::knobs::{check, config_json, configure, LayoutArgs, PageInitArg, SlotArgs};
+use crate::run_output::progress;
+use crate::run_output::{finish, open_json};
+use crate::units::parse_size_arg;
+use crate::units::ratio;
 
 /// Arguments of `walden bench switch`.
-#[derive(Args)]
+#[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 Knobs not given keep Config::default()'s; every case syncs with
 open_datasync and runs without the background writer.
@@ -26,43 +30,59 @@ pub struct SwitchArgs {
     /// Segment sizes, comma-separated (512MB reproduces the seed exactly,
     /// at a cost of minutes per one-page case).
     #[arg(long, value_delimiter = ',', default_value = "64MB", value_parser = parse_size_arg)]
-    segment_sizes: Vec<u64>,
+    pub segment_sizes: Vec<u64>,
     /// Ring sizes, comma-separated; the default is 16, 100, 400 and 600
     /// pages of 8 KiB.
     #[arg(long, value_delimiter = ',', default_value = "128KB,800KB,3200KB,4800KB", value_parser = parse_size_arg)]
-    buffers: Vec<u64>,
+    pub buffers: Vec<u64>,
     /// Where segments go, comma-separated: `delay` (a fixed time per durable
     /// write, so that the result does not depend on the disk) and `disk`
     /// (this machine's disk, O_DSYNC).
     #[arg(long, value_delimiter = ',', default_value = "delay,disk", value_parser = parse_storage)]
-    storage: Vec<Storage>,
+    pub storage: Vec<Storage>,
     /// Microseconds per durable write for `--storage delay`.
     #[arg(long, default_value_t = 1000)]
-    delay_us: u64,
+    pub delay_us: u64,
     /// Eviction policies to compare, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "one-page,batch")]
-    eviction: Vec<Eviction>,
+    pub eviction: Vec<Eviction>,
     /// Format and reservation.
     #[command(flatten)]
-    layout: LayoutArgs,
+    pub layout: LayoutArgs,
     /// Insertion slots and slot choice.
     #[command(flatten)]
-    slots: SlotArgs,
+    pub slots: SlotArgs,
     /// Page-initialisation design.
     #[command(flatten)]
-    page_init: PageInitArg,
+    pub page_init: PageInitArg,
     /// Directory for the logs (each case creates and removes its own).
     #[arg(long)]
-    dir: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
     /// Also write the results as JSON to this file.
     #[arg(long)]
-    json: Option<PathBuf>,
+    pub json: Option<PathBuf>,
 }
 
+/// Where a case's segments go (`--storage`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Storage {
+pub enum Storage {
+    /// A fixed time per durable write (`--delay-us`).
     Delay,
+    /// This machine's disk, O_DSYNC.
     Disk,
+}
+
+impl SwitchArgs {
+    /// The arguments of `walden bench all --quick`: the delay storage
+    /// alone, 16 MiB segments, the smallest and the largest ring.
+    pub fn quick_plan() -> SwitchArgs {
+        SwitchArgs {
+            storage: vec![Storage::Delay],
+            segment_sizes: vec![16 << 20],
+            buffers: vec![128 << 10, 4800 << 10],
+            ..defaults()
+        }
+    }
 }
 
 fn parse_storage(text: &str) -> Result<Storage, String> {
@@ -74,7 +94,7 @@ fn parse_storage(text: &str) -> Result<Storage, String> {
 }
 
 /// Runs every case, then prints the table (and writes the JSON).
-pub fn run(args: &SwitchArgs) -> anyhow::Result<()> {
+pub fn run(args: &SwitchArgs) -> Result<(), BenchError> {
     let json = open_json(args.json.as_deref())?;
     let base = args.dir.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("walden-bench-switch-{}", std::process::id()))
@@ -111,8 +131,12 @@ pub fn run(args: &SwitchArgs) -> anyhow::Result<()> {
             case.eviction
         ));
         let dir = base.join(format!("case-{i}"));
-        let result = switch::run_case(&dir, case, &config)
-            .with_context(|| format!("switch case {case:?} in {}", dir.display()))?;
+        let result =
+            switch::run_case(&dir, case, &config).map_err(|source| BenchError::Switch {
+                case: Box::new(case),
+                dir,
+                source: Box::new(source),
+            })?;
         progress.inc(1);
         results.push(result);
     }

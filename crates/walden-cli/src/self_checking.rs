@@ -1,11 +1,13 @@
 //! The self-checking payloads of `walden write`, and `walden verify`'s
-//! parsing of them and of the acknowledgement file.
+//! parsing of them and of the acknowledgement file; `walden write --size`'s
+//! size range.
 //!
 //! Payload layout (little endian): magic `WLDNLOAD`, run u64, thread u32,
 //! sequence u64, filler length u32, CRC-32C of the preceding fields and the
 //! filler, then the filler (bytes derived from run, thread and sequence).
 
 use anyhow::{bail, Context};
+use walden_bench::units::parse_size;
 
 /// Marks a payload written by `walden write`.
 pub const MAGIC: &[u8; 8] = b"WLDNLOAD";
@@ -127,27 +129,6 @@ pub fn parse_acks(text: &str) -> anyhow::Result<Vec<Ack>> {
         .collect()
 }
 
-/// Parses a size: plain bytes, or with a K/KB/KiB, M/MB/MiB, G/GB/GiB
-/// suffix (powers of 1024, case-insensitive).
-pub fn parse_size(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let n: u64 = num
-        .parse()
-        .with_context(|| format!("invalid size {s:?}: expected a number like 64KB or 16MB"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        other => bail!("invalid size {s:?}: unknown unit {other:?} (use KB, MB or GB)"),
-    };
-    n.checked_shl(shift)
-        .filter(|v| v >> shift == n)
-        .with_context(|| format!("size {s:?} is too large"))
-}
-
 /// Parses `MIN-MAX` (or a single size) into an inclusive range.
 pub fn parse_size_range(s: &str) -> anyhow::Result<(u64, u64)> {
     let (lo, hi) = match s.split_once('-') {
@@ -192,14 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64KB").unwrap(), 64 << 10);
-        assert_eq!(parse_size("16mib").unwrap(), 16 << 20);
-        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
-        assert!(parse_size("1TB").is_err());
-        assert!(parse_size("x").is_err());
-        assert!(parse_size("99999999999999999999GB").is_err());
+    fn size_ranges() {
         assert_eq!(parse_size_range("0-64KB").unwrap(), (0, 65536));
         assert!(parse_size_range("2-1").is_err());
     }

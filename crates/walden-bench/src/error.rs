@@ -1,0 +1,122 @@
+//! [`BenchError`]: why a suite run failed, with the context the command
+//! line prints before the cause.
+
+use std::path::PathBuf;
+
+use walden::ConfigError;
+
+use crate::fresh_wal::FreshWalError;
+use crate::limits::LimitError;
+use crate::logical::LogicalError;
+use crate::peers::PeerError;
+use crate::plot::PlotError;
+use crate::splice::SpliceError;
+use crate::switch::{SwitchCase, SwitchError};
+
+/// Why a suite run failed. The message is the context; the cause is its
+/// [`std::error::Error::source`] ([`chain`] prints both).
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A configuration the suite would run is impossible.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A slice on a fresh log failed.
+    #[error(transparent)]
+    FreshWal(#[from] FreshWalError),
+    /// A probe of the machine's limits failed.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    /// A peer failed, or is not in this build.
+    #[error(transparent)]
+    Peer(#[from] PeerError),
+    /// A splice experiment failed.
+    #[error(transparent)]
+    Splice(#[from] SpliceError),
+    /// A chart could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    /// A case of `walden bench switch` failed.
+    #[error("switch case {case:?} in {}", .dir.display())]
+    Switch {
+        /// The case.
+        case: Box<SwitchCase>,
+        /// Its log directory.
+        dir: PathBuf,
+        /// What failed.
+        #[source]
+        source: Box<SwitchError>,
+    },
+    /// A thread count of `walden bench logical-1mb` failed.
+    #[error("logical-1mb with {threads} threads")]
+    Logical {
+        /// The thread count.
+        threads: usize,
+        /// What failed.
+        #[source]
+        source: LogicalError,
+    },
+    /// Reading or writing a file or directory failed.
+    #[error("{what}")]
+    Io {
+        /// What was being done, with the path.
+        what: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Encoding or parsing JSON failed.
+    #[error("{what}")]
+    Json {
+        /// What was being encoded or parsed.
+        what: String,
+        /// The error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The progress bar's template is bad.
+    #[error("progress bar template")]
+    Progress(#[source] indicatif::style::TemplateError),
+    /// Suites of `walden bench all` failed (each reported as it failed).
+    #[error("suites failed: {}", .0.join(", "))]
+    SuitesFailed(Vec<&'static str>),
+}
+
+impl BenchError {
+    /// An I/O error while doing `what`.
+    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+        let what = what.into();
+        move |source| BenchError::Io { what, source }
+    }
+
+    /// A JSON error while doing `what`.
+    pub fn json(what: impl Into<String>) -> impl FnOnce(serde_json::Error) -> BenchError {
+        let what = what.into();
+        move |source| BenchError::Json { what, source }
+    }
+}
+
+/// `error` and its causes, outermost first, joined by `: ` (as `anyhow`
+/// prints an error with `{:#}`).
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_names_the_context_then_the_cause() {
+        let e = BenchError::io("reading x.json")(std::io::Error::other("disk gone"));
+        assert_eq!(chain(&e), "reading x.json: disk gone");
+        let e = BenchError::from(ConfigError::InsertSlots(0));
+        assert_eq!(chain(&e), ConfigError::InsertSlots(0).to_string());
+    }
+}
