@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use super::le::Cursor;
+use super::little_endian::Cursor;
 
 /// Highest block reference id (PostgreSQL: `XLR_MAX_BLOCK_ID`).
 pub const XLR_MAX_BLOCK_ID: u8 = 32;

@@ -17,7 +17,7 @@ pub mod body;
 pub mod compact;
 pub mod crc;
 mod layout;
-pub(crate) mod le;
+pub(crate) mod little_endian;
 pub mod message;
 pub mod page;
 pub mod record;

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use super::storage_source::{read_full, StorageSource};
 use super::ReadError;
-use crate::format::le::Cursor;
+use crate::format::little_endian::fixed_field;
+use crate::format::page::XLP_SEG_SIZE;
 use crate::lsn::{is_segment_file_name, SegmentSize, TimeLineId, PAGE_SIZE};
 use crate::segment::{FsStorage, OpenOptions, Storage};
 
@@ -200,8 +201,7 @@ fn read_segment_size(
             wanted: page.len(),
         });
     }
-    let mut c = Cursor::new(&page);
-    let size = c.skip(32).and_then(|()| c.u32()).unwrap_or_default();
+    let size = u32::from_le_bytes(fixed_field(&page, XLP_SEG_SIZE));
     SegmentSize::new(u64::from(size)).map_err(|_| ReadError::BadSegmentSize {
         file: name.to_owned(),
         size,

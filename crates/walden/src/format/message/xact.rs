@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::{format_timestamptz, MainDataError};
 use crate::format::body::RelFileNode;
-use crate::format::le::Cursor;
+use crate::format::little_endian::Cursor;
 use crate::format::rmgr::{XLOG_XACT_COMMIT, XLOG_XACT_HAS_INFO, XLOG_XACT_OPMASK};
 use crate::lsn::Lsn;
 

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{format_timestamptz, MainDataError};
-use crate::format::le::Cursor;
+use crate::format::little_endian::Cursor;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK};
 use crate::format::rmgr::{
     RM_XLOG_ID, XLOG_BACKUP_END, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN,
