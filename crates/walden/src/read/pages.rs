@@ -7,7 +7,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::error::EndOfWalReason;
-use super::source::{SegmentSource, SourceError};
+use super::segment_source::{SegmentSource, SourceError};
 use super::validate::{check_page_header, LatestPage};
 use crate::format::little_endian::fixed_field;
 use crate::format::page::{PageHeader, XLP_INFO};

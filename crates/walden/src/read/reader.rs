@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::error::{EndOfWalReason, ReadError};
 use super::pages::{Halt, PageReader};
-use super::source::{DirSource, SegmentSource};
+use super::segment_source::{DirSource, SegmentSource};
 use super::validate::{check_record_header, too_short, PrevLink};
 use super::{ReaderOptions, WalRecord};
 use crate::format::body::Body;

@@ -16,25 +16,25 @@
 //! reports as created, renamed or removed has been made durable (file sync,
 //! then directory sync) before the call returns.
 
-mod check;
 pub mod control;
+mod damage_check;
 mod durable;
 pub mod error;
 pub mod files;
 mod fs;
 pub mod recycle;
-mod resync;
+mod rewrite_after_failed_sync;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod storage;
 
-pub(crate) use check::{check_no_hole, check_segment_sizes};
 pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidControlValue};
+pub(crate) use damage_check::{check_no_hole, check_segment_sizes};
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
 pub use recycle::{plan_recycling, RecyclePlan};
-pub(crate) use resync::rewrite_durably;
+pub(crate) use rewrite_after_failed_sync::rewrite_durably;
 #[cfg(feature = "sim")]
 pub use sim::{SimStats, SimStorage};
 pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};

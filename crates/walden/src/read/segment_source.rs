@@ -5,12 +5,15 @@
 //! `walden dump`/`stat`/`verify`, or any other (the fault-injecting
 //! [`SimStorage`](crate::segment::SimStorage) in tests), so the standalone
 //! reader sees exactly what the engine's storage layer holds.
+//!
+//! PostgreSQL: pg_waldump's `WALDumpOpenSegment` and `WALDumpReadPage`
+//! (its `XLogReaderRoutine`).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::storage_source::{read_full, StorageSource};
+use super::storage_segments::{read_full, StorageSource};
 use super::ReadError;
 use crate::format::little_endian::fixed_field;
 use crate::format::page::XLP_SEG_SIZE;

@@ -1,6 +1,10 @@
 //! Checks of the segment files that recovery makes before trusting them:
 //! damage that is not a crash's torn tail must stop recovery with an error
-//! rather than cut the log short and overwrite what follows.
+//! rather than cut the log short and overwrite what follows. Two checks:
+//! every segment has the segment size, and no segment is missing before one
+//! holding WAL of this log.
+//!
+//! PostgreSQL: none; its recovery ends at the first segment it cannot read.
 
 use super::error::{failed, FileOp, SegmentError};
 use super::files::SegmentFiles;
