@@ -104,41 +104,26 @@ impl CheckPoint {
     /// The 88 bytes of main data, padding zeroed.
     pub fn encode(&self) -> [u8; CHECKPOINT_SIZE] {
         let mut out = [0u8; CHECKPOINT_SIZE];
-        let mut put = |at: Range<usize>, bytes: &[u8]| out[at].copy_from_slice(bytes);
-        put(CHECKPOINT_REDO, &self.redo.as_u64().to_le_bytes());
-        put(CHECKPOINT_THIS_TIMELINE, &self.this_timeline.to_le_bytes());
-        put(CHECKPOINT_PREV_TIMELINE, &self.prev_timeline.to_le_bytes());
-        put(
-            CHECKPOINT_FULL_PAGE_WRITES,
-            &[u8::from(self.full_page_writes)],
-        );
-        put(CHECKPOINT_NEXT_XID, &self.next_xid.to_le_bytes());
-        put(CHECKPOINT_NEXT_OID, &self.next_oid.to_le_bytes());
-        put(CHECKPOINT_NEXT_MULTI, &self.next_multi.to_le_bytes());
-        put(
-            CHECKPOINT_NEXT_MULTI_OFFSET,
-            &self.next_multi_offset.to_le_bytes(),
-        );
-        put(CHECKPOINT_OLDEST_XID, &self.oldest_xid.to_le_bytes());
-        put(CHECKPOINT_OLDEST_XID_DB, &self.oldest_xid_db.to_le_bytes());
-        put(CHECKPOINT_OLDEST_MULTI, &self.oldest_multi.to_le_bytes());
-        put(
-            CHECKPOINT_OLDEST_MULTI_DB,
-            &self.oldest_multi_db.to_le_bytes(),
-        );
-        put(CHECKPOINT_TIME, &self.time.to_le_bytes());
-        put(
-            CHECKPOINT_OLDEST_COMMIT_TS_XID,
-            &self.oldest_commit_ts_xid.to_le_bytes(),
-        );
-        put(
-            CHECKPOINT_NEWEST_COMMIT_TS_XID,
-            &self.newest_commit_ts_xid.to_le_bytes(),
-        );
-        put(
-            CHECKPOINT_OLDEST_ACTIVE_XID,
-            &self.oldest_active_xid.to_le_bytes(),
-        );
+        out[CHECKPOINT_REDO].copy_from_slice(&self.redo.as_u64().to_le_bytes());
+        out[CHECKPOINT_FULL_PAGE_WRITES].copy_from_slice(&[u8::from(self.full_page_writes)]);
+        out[CHECKPOINT_NEXT_XID].copy_from_slice(&self.next_xid.to_le_bytes());
+        out[CHECKPOINT_TIME].copy_from_slice(&self.time.to_le_bytes());
+        for (at, v) in [
+            (CHECKPOINT_THIS_TIMELINE, self.this_timeline),
+            (CHECKPOINT_PREV_TIMELINE, self.prev_timeline),
+            (CHECKPOINT_NEXT_OID, self.next_oid),
+            (CHECKPOINT_NEXT_MULTI, self.next_multi),
+            (CHECKPOINT_NEXT_MULTI_OFFSET, self.next_multi_offset),
+            (CHECKPOINT_OLDEST_XID, self.oldest_xid),
+            (CHECKPOINT_OLDEST_XID_DB, self.oldest_xid_db),
+            (CHECKPOINT_OLDEST_MULTI, self.oldest_multi),
+            (CHECKPOINT_OLDEST_MULTI_DB, self.oldest_multi_db),
+            (CHECKPOINT_OLDEST_COMMIT_TS_XID, self.oldest_commit_ts_xid),
+            (CHECKPOINT_NEWEST_COMMIT_TS_XID, self.newest_commit_ts_xid),
+            (CHECKPOINT_OLDEST_ACTIVE_XID, self.oldest_active_xid),
+        ] {
+            out[at].copy_from_slice(&v.to_le_bytes());
+        }
         out
     }
 

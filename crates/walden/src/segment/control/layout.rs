@@ -235,49 +235,39 @@ mod tests {
 
     #[test]
     fn impossible_values_are_rejected_even_with_a_valid_crc() {
+        let (format, tli, seg) = (
+            CONTROL_FORMAT_CODE.start,
+            CONTROL_TIMELINE.start,
+            CONTROL_SEGMENT_SIZE.start,
+        );
+        let (sysid, redo, clean) = (
+            CONTROL_SYSTEM_IDENTIFIER.start,
+            CONTROL_REDO.start,
+            CONTROL_CLEAN_SHUTDOWN.start,
+        );
         let cases: [(usize, Vec<u8>, &str, u64); 7] = [
+            (format, 7u32.to_le_bytes().to_vec(), "format code", 7),
+            (tli, 0u32.to_le_bytes().to_vec(), "timeline", 0),
             (
-                CONTROL_FORMAT_CODE.start,
-                7u32.to_le_bytes().to_vec(),
-                "format code",
-                7,
-            ),
-            (
-                CONTROL_TIMELINE.start,
-                0u32.to_le_bytes().to_vec(),
-                "timeline",
-                0,
-            ),
-            (
-                CONTROL_SEGMENT_SIZE.start,
+                seg,
                 (3u64 << 20).to_le_bytes().to_vec(),
                 "segment size",
                 3 << 20,
             ),
             (
-                CONTROL_SEGMENT_SIZE.start,
+                seg,
                 (2u64 << 30).to_le_bytes().to_vec(),
                 "segment size",
                 2 << 30,
             ),
+            (sysid, 0u64.to_le_bytes().to_vec(), "system identifier", 0),
             (
-                CONTROL_SYSTEM_IDENTIFIER.start,
-                0u64.to_le_bytes().to_vec(),
-                "system identifier",
-                0,
-            ),
-            (
-                CONTROL_REDO.start,
+                redo,
                 0x1_2A00_0130u64.to_le_bytes().to_vec(),
                 "redo LSN",
                 0x1_2A00_0130,
             ),
-            (
-                CONTROL_CLEAN_SHUTDOWN.start,
-                2u32.to_le_bytes().to_vec(),
-                "clean-shutdown flag",
-                2,
-            ),
+            (clean, 2u32.to_le_bytes().to_vec(), "clean-shutdown flag", 2),
         ];
         for (offset, patch, field, value) in cases {
             match ControlFile::decode(&with_valid_crc(offset, &patch)) {
