@@ -10,7 +10,11 @@
 //!   where recovery starts;
 //! - [`sim`]: [`SimStorage`], an in-memory storage that loses power, tears
 //!   unsynced writes and injects I/O errors, for crash and fault testing;
-//! - [`error`]: errors naming the operation and the file.
+//! - [`error`]: errors naming the operation and the file;
+//! - `damage_check`: the checks recovery makes for damage that is not a
+//!   crash's torn tail (segments of the wrong size, holes);
+//! - `rewrite_after_failed_sync`: rewriting the WAL recovery found, so that
+//!   pages a failed sync dropped reach the disk.
 //!
 //! Durability rule: a segment, control file or directory entry this layer
 //! reports as created, renamed or removed has been made durable (file sync,

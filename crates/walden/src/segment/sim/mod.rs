@@ -1,5 +1,5 @@
-//! [`SimStorage`]: an in-memory [`Storage`](super::Storage) that loses power and injects
-//! faults, deterministically from a seed.
+//! [`SimStorage`]: an in-memory [`Storage`](super::Storage) that loses
+//! power and injects faults, deterministically from a seed.
 //!
 //! It models what a real disk under a page cache may do, so that crash
 //! recovery can be tested against every outcome the durability contract
@@ -34,7 +34,8 @@
 //! The parts: `tear`, the power-cut model (which unsynced sectors and
 //! directory changes survive); `faults`, the injected errors (failed syncs
 //! and reads, short writes, `ENOSPC`, `EACCES`); `files`, the
-//! [`Storage`](super::Storage) and its file handles; `stats`, the counters ([`SimStats`]).
+//! [`Storage`](super::Storage) and its file handles; `stats`, the counters
+//! ([`SimStats`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
