@@ -9,6 +9,7 @@
 //! identical to PostgreSQL's for the same sequence of records.
 
 use std::fmt;
+use std::ops::Range;
 use std::str::FromStr;
 
 /// Size of one WAL page (PostgreSQL: `XLOG_BLCKSZ`).
@@ -324,12 +325,12 @@ impl SegmentSize {
     /// Returns `None` unless `name` is exactly 24 hex digits whose segment
     /// part fits this segment size.
     pub fn parse_file_name(self, name: &str) -> Option<(TimeLineId, u64)> {
-        if name.len() != 24 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !is_segment_file_name(name) {
             return None;
         }
-        let tli = u32::from_str_radix(&name[0..8], 16).ok()?;
-        let log = u64::from_str_radix(&name[8..16], 16).ok()?;
-        let seg = u64::from_str_radix(&name[16..24], 16).ok()?;
+        let tli = u32::from_str_radix(&name[NAME_TLI], 16).ok()?;
+        let log = u64::from_str_radix(&name[NAME_LOG], 16).ok()?;
+        let seg = u64::from_str_radix(&name[NAME_SEG], 16).ok()?;
         if seg >= self.segments_per_id() {
             return None;
         }
@@ -337,9 +338,17 @@ impl SegmentSize {
     }
 }
 
+/// Character range of the timeline in a segment file name: 8 hex digits
+/// (PostgreSQL: `XLogFileName`'s `%08X%08X%08X`).
+const NAME_TLI: Range<usize> = 0..8;
+/// Character range of the high part of the segment number (the "log").
+const NAME_LOG: Range<usize> = 8..16;
+/// Character range of the low part of the segment number; it ends the name.
+const NAME_SEG: Range<usize> = 16..24;
+
 /// True if `name` looks like a segment file name (24 hex digits).
 pub fn is_segment_file_name(name: &str) -> bool {
-    name.len() == 24 && name.bytes().all(|b| b.is_ascii_hexdigit())
+    name.len() == NAME_SEG.end && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]

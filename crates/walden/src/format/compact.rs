@@ -13,6 +13,10 @@
 //! TiB of WAL with 16 MiB segments) — the weakness Tom Lane and Robert Haas
 //! raised in 001, measured by the torn-write splice test.
 
+use std::ops::Range;
+
+use super::page::XLP_PADDING;
+use super::record::{XL_TOT_LEN, XL_XID};
 use crate::lsn::{Lsn, SegmentSize};
 
 /// `xlp_magic` of `CompactWalId` pages.
@@ -21,18 +25,50 @@ pub const COMPACT_PAGE_MAGIC: u16 = 0xC0B1;
 /// Size of the compact record header.
 pub const COMPACT_RECORD_HEADER_SIZE: usize = 16;
 
-/// Offset of `xl_walid` in the record header.
-pub const WAL_ID_OFFSET: usize = 10;
+/// Byte range of `xl_tot_len` (u32) in the compact record header: where
+/// PostgreSQL's header has it.
+pub const COMPACT_XL_TOT_LEN: Range<usize> = XL_TOT_LEN;
+/// Byte range of `xl_xid` (u32) in the compact record header: where
+/// PostgreSQL's header has it.
+pub const COMPACT_XL_XID: Range<usize> = XL_XID;
+/// Byte range of `xl_info` (u8) in the compact record header.
+pub const COMPACT_XL_INFO: Range<usize> = 8..9;
+/// Byte range of `xl_rmid` (u8) in the compact record header.
+pub const COMPACT_XL_RMID: Range<usize> = 9..10;
+/// Byte range of `xl_walid` (u16) in the compact record header.
+pub const XL_WALID: Range<usize> = 10..12;
+/// Byte range of `xl_crc` (u32) in the compact record header: the CRC
+/// covers the header bytes before it.
+pub const COMPACT_XL_CRC: Range<usize> = 12..16;
 
-/// Offset of `xl_crc` in the record header: the CRC covers the bytes before.
-pub const COMPACT_CRC_OFFSET: usize = 12;
-
-/// Offset of the id in a page header: the first two of the four padding
-/// bytes after `xlp_rem_len`, present in short and long headers alike.
-pub const PAGE_WAL_ID_OFFSET: usize = 20;
+/// Byte range of the segment id (u16) in a page header: the first two of
+/// the padding bytes after `xlp_rem_len` ([`XLP_PADDING`]), present in
+/// short and long headers alike; the other two stay zero.
+pub const XLP_WALID: Range<usize> = XLP_PADDING.start..XLP_PADDING.start + 2;
 
 /// The id of the segment holding `lsn`: the low 16 bits of its number.
 pub fn wal_id(seg: SegmentSize, lsn: Lsn) -> u16 {
     // Truncation is the design: 16 bits of the segment number.
     (seg.segno(lsn) & 0xFFFF) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::little_endian::assert_fields_tile;
+
+    #[test]
+    fn named_fields_tile_the_header_and_the_page_id_sits_in_the_padding() {
+        let fields = [
+            ("xl_tot_len", COMPACT_XL_TOT_LEN),
+            ("xl_xid", COMPACT_XL_XID),
+            ("xl_info", COMPACT_XL_INFO),
+            ("xl_rmid", COMPACT_XL_RMID),
+            ("xl_walid", XL_WALID),
+            ("xl_crc", COMPACT_XL_CRC),
+        ];
+        assert_fields_tile(&fields, COMPACT_RECORD_HEADER_SIZE);
+        assert!(XLP_PADDING.contains(&XLP_WALID.start));
+        assert!(XLP_PADDING.contains(&(XLP_WALID.end - 1)));
+    }
 }

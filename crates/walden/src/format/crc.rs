@@ -10,10 +10,7 @@
 //! prev-link, outside any lock ([`body_crc`]), and finishes it once the
 //! header is complete ([`finish_record_crc`]).
 
-use super::record::RECORD_HEADER_SIZE;
-
-/// Offset of `xl_crc` in the record header: the CRC covers the bytes before it.
-pub const CRC_OFFSET: usize = 20;
+use super::record::{RECORD_HEADER_SIZE, XL_CRC};
 
 /// The CRC-32C of a record body, the first half of [`record_crc`].
 ///
@@ -29,7 +26,7 @@ pub fn body_crc(body: &[u8]) -> u32 {
 /// PostgreSQL: the final `COMP_CRC32C`/`FIN_CRC32C` in `XLogInsertRecord`.
 #[inline]
 pub fn finish_record_crc(body_crc: u32, header: &[u8; RECORD_HEADER_SIZE]) -> u32 {
-    crc32c::crc32c_append(body_crc, &header[..CRC_OFFSET])
+    crc32c::crc32c_append(body_crc, &header[..XL_CRC.start])
 }
 
 /// The `xl_crc` of a record with this header and body.
@@ -43,6 +40,7 @@ pub fn record_crc(header: &[u8; RECORD_HEADER_SIZE], body: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::record::XL_PADDING;
 
     /// The record at 0/700028 of the PostgreSQL samples (pgwal-format.md §8).
     const HEADER: [u8; 24] = [
@@ -64,12 +62,12 @@ mod tests {
     fn worked_example_body_then_header() {
         assert_eq!(record_crc(&HEADER, &BODY), 0xF990_6AD4);
         assert_eq!(
-            u32::from_le_bytes(HEADER[20..24].try_into().unwrap()),
+            u32::from_le_bytes(HEADER[XL_CRC].try_into().unwrap()),
             0xF990_6AD4
         );
         assert_eq!(finish_record_crc(body_crc(&BODY), &HEADER), 0xF990_6AD4);
         // Header first would be wrong.
-        let mut wrong = HEADER[..20].to_vec();
+        let mut wrong = HEADER[..XL_CRC.start].to_vec();
         wrong.extend_from_slice(&BODY);
         assert_eq!(crc32c::crc32c(&wrong), 0xE182_8345);
     }
@@ -77,9 +75,9 @@ mod tests {
     #[test]
     fn crc_field_is_not_covered() {
         let mut other = HEADER;
-        other[20..24].copy_from_slice(&[1, 2, 3, 4]);
+        other[XL_CRC].copy_from_slice(&[1, 2, 3, 4]);
         assert_eq!(record_crc(&other, &BODY), record_crc(&HEADER, &BODY));
-        other[18] = 0x41; // padding is covered
+        other[XL_PADDING.start] = 0x41; // padding is covered
         assert_ne!(record_crc(&other, &BODY), record_crc(&HEADER, &BODY));
     }
 }

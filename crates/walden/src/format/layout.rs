@@ -7,14 +7,16 @@
 //! Everything else (page header layout and sizes, the usable-position
 //! mapping, the record body, the CRC's algorithm and order) is shared.
 
+use std::ops::Range;
+
 use super::compact::{
-    wal_id, COMPACT_CRC_OFFSET, COMPACT_PAGE_MAGIC, COMPACT_RECORD_HEADER_SIZE, PAGE_WAL_ID_OFFSET,
-    WAL_ID_OFFSET,
+    wal_id, COMPACT_PAGE_MAGIC, COMPACT_RECORD_HEADER_SIZE, COMPACT_XL_CRC, COMPACT_XL_INFO,
+    COMPACT_XL_RMID, COMPACT_XL_TOT_LEN, COMPACT_XL_XID, XLP_WALID, XL_WALID,
 };
-use super::crc::CRC_OFFSET;
+use super::little_endian::{field, fixed_field};
 use super::page::PG15_PAGE_MAGIC;
-use super::record::{RecordHeader, RECORD_HEADER_SIZE};
-use super::self_lsn::SELF_LSN_PAGE_MAGIC;
+use super::record::{RecordHeader, RECORD_HEADER_SIZE, XL_CRC};
+use super::self_lsn::{SELF_LSN_PAGE_MAGIC, XL_SELF_LSN};
 use super::WalFormat;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::named_enum::named_enum;
@@ -56,13 +58,18 @@ impl WalFormat {
         }
     }
 
+    /// Byte range of `xl_crc` in the record header.
+    pub const fn crc_field(self) -> Range<usize> {
+        match self {
+            WalFormat::Postgres15 | WalFormat::SelfLsn => XL_CRC,
+            WalFormat::CompactWalId => COMPACT_XL_CRC,
+        }
+    }
+
     /// Offset of the CRC in the record header; the CRC covers the record
     /// body, then the header bytes before this offset.
     pub const fn crc_offset(self) -> usize {
-        match self {
-            WalFormat::Postgres15 | WalFormat::SelfLsn => CRC_OFFSET,
-            WalFormat::CompactWalId => COMPACT_CRC_OFFSET,
-        }
+        self.crc_field().start
     }
 
     /// The `xlp_magic` of this format's pages.
@@ -104,19 +111,19 @@ impl WalFormat {
     pub fn encode_header(self, h: &RecordHeader, at: Lsn, seg: SegmentSize, out: &mut [u8]) {
         match self {
             WalFormat::Postgres15 => out[..RECORD_HEADER_SIZE].copy_from_slice(&h.encode()),
-            // The self-LSN takes xl_prev's place.
             WalFormat::SelfLsn => {
-                out[..RECORD_HEADER_SIZE].copy_from_slice(&RecordHeader { prev: at, ..*h }.encode())
+                let out = &mut out[..RECORD_HEADER_SIZE];
+                out.copy_from_slice(&h.encode());
+                out[XL_SELF_LSN].copy_from_slice(&at.as_u64().to_le_bytes());
             }
             WalFormat::CompactWalId => {
                 let out = &mut out[..COMPACT_RECORD_HEADER_SIZE];
-                out[0..4].copy_from_slice(&h.tot_len.to_le_bytes());
-                out[4..8].copy_from_slice(&h.xid.to_le_bytes());
-                out[8] = h.info;
-                out[9] = h.rmid;
-                out[WAL_ID_OFFSET..WAL_ID_OFFSET + 2]
-                    .copy_from_slice(&wal_id(seg, at).to_le_bytes());
-                out[COMPACT_CRC_OFFSET..].copy_from_slice(&h.crc.to_le_bytes());
+                out[COMPACT_XL_TOT_LEN].copy_from_slice(&h.tot_len.to_le_bytes());
+                out[COMPACT_XL_XID].copy_from_slice(&h.xid.to_le_bytes());
+                out[COMPACT_XL_INFO].copy_from_slice(&[h.info]);
+                out[COMPACT_XL_RMID].copy_from_slice(&[h.rmid]);
+                out[XL_WALID].copy_from_slice(&wal_id(seg, at).to_le_bytes());
+                out[COMPACT_XL_CRC].copy_from_slice(&h.crc.to_le_bytes());
             }
         }
     }
@@ -138,23 +145,22 @@ impl WalFormat {
                             prev: Lsn::INVALID,
                             ..h
                         },
-                        RecordLink::SelfLsn(h.prev),
+                        RecordLink::SelfLsn(Lsn(u64::from_le_bytes(fixed_field(raw, XL_SELF_LSN)))),
                     ),
                     _ => (h, RecordLink::Prev(h.prev)),
                 })
             }
             WalFormat::CompactWalId => {
                 let b = bytes.get(..COMPACT_RECORD_HEADER_SIZE)?;
-                let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
                 let h = RecordHeader {
-                    tot_len: u32_at(0),
-                    xid: u32_at(4),
+                    tot_len: u32::from_le_bytes(fixed_field(b, COMPACT_XL_TOT_LEN)),
+                    xid: u32::from_le_bytes(fixed_field(b, COMPACT_XL_XID)),
                     prev: Lsn::INVALID,
-                    info: b[8],
-                    rmid: b[9],
-                    crc: u32_at(COMPACT_CRC_OFFSET),
+                    info: u8::from_le_bytes(fixed_field(b, COMPACT_XL_INFO)),
+                    rmid: u8::from_le_bytes(fixed_field(b, COMPACT_XL_RMID)),
+                    crc: u32::from_le_bytes(fixed_field(b, COMPACT_XL_CRC)),
                 };
-                let id = u16::from_le_bytes([b[WAL_ID_OFFSET], b[WAL_ID_OFFSET + 1]]);
+                let id = u16::from_le_bytes(fixed_field(b, XL_WALID));
                 Some((h, RecordLink::WalId(id)))
             }
         }
@@ -184,8 +190,7 @@ impl WalFormat {
     ) {
         self.encode_header(h, at, seg, out);
         let crc = self.finish_crc(body_crc, out);
-        let o = self.crc_offset();
-        out[o..o + 4].copy_from_slice(&crc.to_le_bytes());
+        out[self.crc_field()].copy_from_slice(&crc.to_le_bytes());
     }
 
     /// Adds what this format puts into a page header beyond PostgreSQL's
@@ -193,8 +198,7 @@ impl WalFormat {
     /// `page` starts with the encoded header of the page at `page_start`.
     pub fn stamp_page_header(self, page: &mut [u8], page_start: Lsn, seg: SegmentSize) {
         if self == WalFormat::CompactWalId {
-            page[PAGE_WAL_ID_OFFSET..PAGE_WAL_ID_OFFSET + 2]
-                .copy_from_slice(&wal_id(seg, page_start).to_le_bytes());
+            page[XLP_WALID].copy_from_slice(&wal_id(seg, page_start).to_le_bytes());
         }
     }
 
@@ -202,9 +206,9 @@ impl WalFormat {
     /// other formats or if `page` is too short.
     pub fn page_wal_id(self, page: &[u8]) -> Option<u16> {
         (self == WalFormat::CompactWalId)
-            .then(|| page.get(PAGE_WAL_ID_OFFSET..PAGE_WAL_ID_OFFSET + 2))
+            .then(|| field(page, XLP_WALID))
             .flatten()
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .map(u16::from_le_bytes)
     }
 }
 
@@ -289,8 +293,7 @@ mod tests {
                 ..header()
             };
             format.seal_header(&other, seg().segment_start(0x1_0021), seg(), 0, &mut b);
-            let o = format.crc_offset();
-            assert_ne!(a[o..o + 4], b[o..o + 4], "{format}");
+            assert_ne!(a[format.crc_field()], b[format.crc_field()], "{format}");
         }
     }
 

@@ -11,13 +11,19 @@
 //!   pg_waldump-style descriptions;
 //! - `layout`: what differs between the [`WalFormat`]s (record header
 //!   size and link field, page magic), with [`self_lsn`] and [`compact`]
-//!   holding the two non-PostgreSQL formats' constants.
+//!   holding the two non-PostgreSQL formats' constants;
+//! - `little_endian`: bounds-checked field access for the decoders.
+//!
+//! Byte layout: every field of a fixed header is a `Range<usize>` constant
+//! named after PostgreSQL's field (`page::XLP_PAGEADDR`, `record::XL_PREV`,
+//! `compact::XL_WALID`, ...), and encoders and decoders index with those
+//! names only; tests check that the ranges tile each header exactly.
 
 pub mod body;
 pub mod compact;
 pub mod crc;
 mod layout;
-pub(crate) mod le;
+pub(crate) mod little_endian;
 pub mod message;
 pub mod page;
 pub mod record;

@@ -4,9 +4,32 @@
 //! [`PageHeader::decode`] is raw: it reads fields and validates nothing.
 //! Validation with reasons is the reader's job (`read`).
 
+use std::ops::Range;
+
 use crate::lsn::{Lsn, LONG_PAGE_HEADER_SIZE, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 
-use super::le::Cursor;
+use super::little_endian::{field, fixed_field};
+
+/// Byte range of `xlp_magic` (u16) in a page header.
+pub const XLP_MAGIC: Range<usize> = 0..2;
+/// Byte range of `xlp_info` (u16, the `XLP_*` flags) in a page header.
+pub const XLP_INFO: Range<usize> = 2..4;
+/// Byte range of `xlp_tli` (u32) in a page header.
+pub const XLP_TLI: Range<usize> = 4..8;
+/// Byte range of `xlp_pageaddr` (u64, the page's LSN) in a page header.
+pub const XLP_PAGEADDR: Range<usize> = 8..16;
+/// Byte range of `xlp_rem_len` (u32) in a page header.
+pub const XLP_REM_LEN: Range<usize> = 16..20;
+/// Byte range of the padding that aligns the short header to 8 bytes:
+/// zeros in PostgreSQL's format; `CompactWalId` keeps its segment id in the
+/// first two of these bytes (`format::compact::XLP_WALID`).
+pub const XLP_PADDING: Range<usize> = 20..24;
+/// Byte range of `xlp_sysid` (u64) in a long page header.
+pub const XLP_SYSID: Range<usize> = 24..32;
+/// Byte range of `xlp_seg_size` (u32) in a long page header.
+pub const XLP_SEG_SIZE: Range<usize> = 32..36;
+/// Byte range of `xlp_xlog_blcksz` (u32) in a long page header.
+pub const XLP_XLOG_BLCKSZ: Range<usize> = 36..40;
 
 /// `xlp_magic` of PostgreSQL 15 (PostgreSQL: `XLOG_PAGE_MAGIC`).
 pub const PG15_PAGE_MAGIC: u16 = 0xD110;
@@ -94,15 +117,15 @@ impl PageHeader {
     /// Writes only the part of the header that fits if `out` is shorter.
     pub fn encode(&self, out: &mut [u8]) {
         let mut bytes = [0u8; LONG_PAGE_HEADER_SIZE as usize];
-        bytes[0..2].copy_from_slice(&self.magic.to_le_bytes());
-        bytes[2..4].copy_from_slice(&self.info.to_le_bytes());
-        bytes[4..8].copy_from_slice(&self.tli.to_le_bytes());
-        bytes[8..16].copy_from_slice(&self.pageaddr.as_u64().to_le_bytes());
-        bytes[16..20].copy_from_slice(&self.rem_len.to_le_bytes());
+        bytes[XLP_MAGIC].copy_from_slice(&self.magic.to_le_bytes());
+        bytes[XLP_INFO].copy_from_slice(&self.info.to_le_bytes());
+        bytes[XLP_TLI].copy_from_slice(&self.tli.to_le_bytes());
+        bytes[XLP_PAGEADDR].copy_from_slice(&self.pageaddr.as_u64().to_le_bytes());
+        bytes[XLP_REM_LEN].copy_from_slice(&self.rem_len.to_le_bytes());
         if let Some(long) = &self.long {
-            bytes[24..32].copy_from_slice(&long.sysid.to_le_bytes());
-            bytes[32..36].copy_from_slice(&long.seg_size.to_le_bytes());
-            bytes[36..40].copy_from_slice(&long.xlog_blcksz.to_le_bytes());
+            bytes[XLP_SYSID].copy_from_slice(&long.sysid.to_le_bytes());
+            bytes[XLP_SEG_SIZE].copy_from_slice(&long.seg_size.to_le_bytes());
+            bytes[XLP_XLOG_BLCKSZ].copy_from_slice(&long.xlog_blcksz.to_le_bytes());
         }
         let n = self.size().min(out.len());
         out[..n].copy_from_slice(&bytes[..n]);
@@ -112,28 +135,19 @@ impl PageHeader {
     /// `xlp_info` has [`XLP_LONG_HEADER`]. `None` if `bytes` is too short
     /// for the header it announces. Nothing is validated.
     pub fn decode(bytes: &[u8]) -> Option<PageHeader> {
-        let mut c = Cursor::new(bytes);
-        let magic = c.u16()?;
-        let info = c.u16()?;
-        let tli = c.u32()?;
-        let pageaddr = Lsn(c.u64()?);
-        let rem_len = c.u32()?;
-        c.skip(4)?;
-        let long = if info & XLP_LONG_HEADER != 0 {
-            Some(LongPageHeader {
-                sysid: c.u64()?,
-                seg_size: c.u32()?,
-                xlog_blcksz: c.u32()?,
-            })
-        } else {
-            None
-        };
+        let info = u16::from_le_bytes(field(bytes, XLP_INFO)?);
+        let b = bytes.get(..Self::size_for_info(info))?;
+        let long = (info & XLP_LONG_HEADER != 0).then(|| LongPageHeader {
+            sysid: u64::from_le_bytes(fixed_field(b, XLP_SYSID)),
+            seg_size: u32::from_le_bytes(fixed_field(b, XLP_SEG_SIZE)),
+            xlog_blcksz: u32::from_le_bytes(fixed_field(b, XLP_XLOG_BLCKSZ)),
+        });
         Some(PageHeader {
-            magic,
+            magic: u16::from_le_bytes(fixed_field(b, XLP_MAGIC)),
             info,
-            tli,
-            pageaddr,
-            rem_len,
+            tli: u32::from_le_bytes(fixed_field(b, XLP_TLI)),
+            pageaddr: Lsn(u64::from_le_bytes(fixed_field(b, XLP_PAGEADDR))),
+            rem_len: u32::from_le_bytes(fixed_field(b, XLP_REM_LEN)),
             long,
         })
     }
@@ -154,6 +168,7 @@ impl PageHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::little_endian::assert_fields_tile;
 
     /// The first 40 bytes of sample segment 7 (pgwal-format.md §12).
     const SEGMENT_7_PAGE_0: [u8; 40] = [
@@ -211,9 +226,29 @@ mod tests {
         assert_eq!(PageHeader::decode(&SEGMENT_7_PAGE_0[..23]), None);
         assert_eq!(PageHeader::decode(&SEGMENT_7_PAGE_0[..39]), None);
         let mut short = SEGMENT_7_PAGE_0;
-        short[2] = 0x04; // LONG_HEADER cleared: 24 bytes suffice
+        short[XLP_INFO.start] = 0x04; // LONG_HEADER cleared: 24 bytes suffice
         assert!(PageHeader::decode(&short[..24]).unwrap().long.is_none());
         assert_eq!(PageHeader::size_for_info(0x0006), 40);
         assert_eq!(PageHeader::size_for_info(0x0005), 24);
+    }
+
+    #[test]
+    fn named_fields_tile_the_short_and_long_headers() {
+        let short = [
+            ("xlp_magic", XLP_MAGIC),
+            ("xlp_info", XLP_INFO),
+            ("xlp_tli", XLP_TLI),
+            ("xlp_pageaddr", XLP_PAGEADDR),
+            ("xlp_rem_len", XLP_REM_LEN),
+            ("padding", XLP_PADDING),
+        ];
+        assert_fields_tile(&short, SHORT_PAGE_HEADER_SIZE as usize);
+        let long = [
+            ("xlp_sysid", XLP_SYSID),
+            ("xlp_seg_size", XLP_SEG_SIZE),
+            ("xlp_xlog_blcksz", XLP_XLOG_BLCKSZ),
+        ];
+        let all: Vec<_> = short.into_iter().chain(long).collect();
+        assert_fields_tile(&all, LONG_PAGE_HEADER_SIZE as usize);
     }
 }

@@ -1,10 +1,31 @@
 //! The 24-byte record header (`XLogRecord`).
 
+use std::ops::Range;
+
 use super::crc;
+use super::little_endian::fixed_field;
 use crate::lsn::Lsn;
 
 /// Size of the record header (PostgreSQL: `SizeOfXLogRecord`).
 pub const RECORD_HEADER_SIZE: usize = 24;
+
+/// Byte range of `xl_tot_len` (u32) in the record header.
+pub const XL_TOT_LEN: Range<usize> = 0..4;
+/// Byte range of `xl_xid` (u32) in the record header.
+pub const XL_XID: Range<usize> = 4..8;
+/// Byte range of `xl_prev` (u64) in the record header; `SelfLsn` keeps the
+/// record's own LSN here (`format::self_lsn::XL_SELF_LSN`).
+pub const XL_PREV: Range<usize> = 8..16;
+/// Byte range of `xl_info` (u8) in the record header.
+pub const XL_INFO: Range<usize> = 16..17;
+/// Byte range of `xl_rmid` (u8) in the record header.
+pub const XL_RMID: Range<usize> = 17..18;
+/// Byte range of the 2 padding bytes before `xl_crc`: written as zeros,
+/// ignored on decode, covered by the CRC.
+pub const XL_PADDING: Range<usize> = 18..20;
+/// Byte range of `xl_crc` (u32) in the record header: the CRC covers the
+/// header bytes before it (PostgreSQL: `offsetof(XLogRecord, xl_crc)`).
+pub const XL_CRC: Range<usize> = 20..24;
 
 /// Mask of the generic flag bits of `xl_info`; the rest, `0xF0`, is the
 /// record type chosen by the rmgr (PostgreSQL: `XLR_INFO_MASK`).
@@ -44,29 +65,25 @@ impl RecordHeader {
     /// The header's 24 on-disk bytes; the padding is zero.
     pub fn encode(&self) -> [u8; RECORD_HEADER_SIZE] {
         let mut out = [0u8; RECORD_HEADER_SIZE];
-        out[0..4].copy_from_slice(&self.tot_len.to_le_bytes());
-        out[4..8].copy_from_slice(&self.xid.to_le_bytes());
-        out[8..16].copy_from_slice(&self.prev.as_u64().to_le_bytes());
-        out[16] = self.info;
-        out[17] = self.rmid;
-        out[crc::CRC_OFFSET..].copy_from_slice(&self.crc.to_le_bytes());
+        out[XL_TOT_LEN].copy_from_slice(&self.tot_len.to_le_bytes());
+        out[XL_XID].copy_from_slice(&self.xid.to_le_bytes());
+        out[XL_PREV].copy_from_slice(&self.prev.as_u64().to_le_bytes());
+        out[XL_INFO].copy_from_slice(&[self.info]);
+        out[XL_RMID].copy_from_slice(&[self.rmid]);
+        out[XL_CRC].copy_from_slice(&self.crc.to_le_bytes());
         out
     }
 
     /// Reads a header from its 24 on-disk bytes. Nothing is validated; the
     /// padding bytes are ignored (they are covered by the CRC, though).
     pub fn decode(bytes: &[u8; RECORD_HEADER_SIZE]) -> Self {
-        let u32_at =
-            |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
-        let mut prev = [0u8; 8];
-        prev.copy_from_slice(&bytes[8..16]);
         RecordHeader {
-            tot_len: u32_at(0),
-            xid: u32_at(4),
-            prev: Lsn(u64::from_le_bytes(prev)),
-            info: bytes[16],
-            rmid: bytes[17],
-            crc: u32_at(crc::CRC_OFFSET),
+            tot_len: u32::from_le_bytes(fixed_field(bytes, XL_TOT_LEN)),
+            xid: u32::from_le_bytes(fixed_field(bytes, XL_XID)),
+            prev: Lsn(u64::from_le_bytes(fixed_field(bytes, XL_PREV))),
+            info: u8::from_le_bytes(fixed_field(bytes, XL_INFO)),
+            rmid: u8::from_le_bytes(fixed_field(bytes, XL_RMID)),
+            crc: u32::from_le_bytes(fixed_field(bytes, XL_CRC)),
         }
     }
 
@@ -85,6 +102,7 @@ impl RecordHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::little_endian::assert_fields_tile;
 
     #[test]
     fn decodes_the_sample_commit_header() {
@@ -116,9 +134,8 @@ mod tests {
             ..Default::default()
         };
         let mut bytes = h.encode();
-        assert_eq!(&bytes[18..20], &[0, 0]);
-        bytes[18] = 0x41;
-        bytes[19] = 0x42;
+        assert_eq!(&bytes[XL_PADDING], &[0, 0]);
+        bytes[XL_PADDING].copy_from_slice(&[0x41, 0x42]);
         assert_eq!(RecordHeader::decode(&bytes), h);
         assert_eq!(h.record_type(), 0x40);
     }
@@ -136,5 +153,19 @@ mod tests {
         };
         h.seal(&[]);
         assert_eq!(h.crc, 0xC43F_6B0B);
+    }
+
+    #[test]
+    fn named_fields_tile_the_header() {
+        let fields = [
+            ("xl_tot_len", XL_TOT_LEN),
+            ("xl_xid", XL_XID),
+            ("xl_prev", XL_PREV),
+            ("xl_info", XL_INFO),
+            ("xl_rmid", XL_RMID),
+            ("padding", XL_PADDING),
+            ("xl_crc", XL_CRC),
+        ];
+        assert_fields_tile(&fields, RECORD_HEADER_SIZE);
     }
 }

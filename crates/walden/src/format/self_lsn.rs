@@ -17,3 +17,7 @@
 /// `xlp_magic` of `SelfLsn` pages: not a PostgreSQL magic (those are
 /// `0xD0xx`–`0xD1xx`).
 pub const SELF_LSN_PAGE_MAGIC: u16 = 0x5E1F;
+
+/// Byte range of the record's own start LSN (u64) in a `SelfLsn` record
+/// header: `xl_prev`'s place; the other fields are PostgreSQL's.
+pub const XL_SELF_LSN: std::ops::Range<usize> = super::record::XL_PREV;

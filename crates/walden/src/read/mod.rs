@@ -2,8 +2,9 @@
 //! record validation → [`WalRecord`]s, with PostgreSQL 15's xlogreader
 //! semantics and pg_waldump's error wording.
 //!
-//! - [`source`]: where segment bytes come from ([`SegmentSource`], [`DirSource`]);
-//! - `storage_source`: [`StorageSource`], segment files read through a
+//! - `segment_source`: where segment bytes come from, the [`SegmentSource`]
+//!   trait, and [`DirSource`] over a directory of segment files;
+//! - `storage_segments`: [`StorageSource`], segment files read through a
 //!   [`Storage`](crate::segment::Storage), as the engine reads its own log;
 //! - `pages`: page fetching within the end limit and page header validation;
 //! - `validate`: the format-specific checks (page header, record header, prev-link);
@@ -13,16 +14,16 @@
 mod error;
 mod pages;
 mod reader;
-pub mod source;
-mod storage_source;
+mod segment_source;
+mod storage_segments;
 mod validate;
 
 use std::borrow::Cow;
 
 pub use error::{EndOfWalReason, ReadError};
 pub use reader::WalReader;
-pub use source::{DirSource, SegmentSource, SourceError};
-pub use storage_source::StorageSource;
+pub use segment_source::{DirSource, SegmentSource, SourceError};
+pub use storage_segments::StorageSource;
 pub use validate::MAX_RECORD_LEN;
 
 use crate::format::body::{Body, BodyError};

@@ -7,9 +7,10 @@ use std::io;
 use std::path::PathBuf;
 
 use super::error::EndOfWalReason;
-use super::source::{SegmentSource, SourceError};
+use super::segment_source::{SegmentSource, SourceError};
 use super::validate::{check_page_header, LatestPage};
-use crate::format::page::PageHeader;
+use crate::format::little_endian::fixed_field;
+use crate::format::page::{PageHeader, XLP_INFO};
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, TimeLineId, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 
@@ -115,7 +116,7 @@ impl PageReader {
     fn fetch(&mut self, page: Lsn, want: usize) -> Result<PageHeader, Halt> {
         self.loaded = None;
         let mut len = self.read(page, want)?;
-        let info = u16::from_le_bytes([self.buf[2], self.buf[3]]);
+        let info = u16::from_le_bytes(fixed_field(&self.buf, XLP_INFO));
         let header_size = PageHeader::size_for_info(info);
         if len < header_size {
             len = self.read(page, header_size)?;

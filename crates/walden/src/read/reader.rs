@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use super::error::{EndOfWalReason, ReadError};
 use super::pages::{Halt, PageReader};
-use super::source::{DirSource, SegmentSource};
+use super::segment_source::{DirSource, SegmentSource};
 use super::validate::{check_record_header, too_short, PrevLink};
 use super::{ReaderOptions, WalRecord};
 use crate::format::body::Body;
-use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK};
+use crate::format::little_endian::field;
+use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK, XL_TOT_LEN};
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
 use crate::format::{RecordLink, WalFormat};
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
@@ -384,8 +385,9 @@ impl WalReader {
             return Err(EndOfWalReason::ContrecordRequested { at }.into());
         }
         let bytes = self.pages.bytes();
-        let tot_len = match bytes.get(off..off + 4) {
-            Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        // `xl_tot_len` is at the same place in every format.
+        let tot_len = match field(bytes, off + XL_TOT_LEN.start..off + XL_TOT_LEN.end) {
+            Some(b) => u32::from_le_bytes(b),
             None => return Err(EndOfWalReason::InvalidRecordOffset { at }.into()),
         };
         let seg = self.segment_size();

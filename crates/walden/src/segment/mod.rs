@@ -10,31 +10,35 @@
 //!   where recovery starts;
 //! - [`sim`]: [`SimStorage`], an in-memory storage that loses power, tears
 //!   unsynced writes and injects I/O errors, for crash and fault testing;
-//! - [`error`]: errors naming the operation and the file.
+//! - [`error`]: errors naming the operation and the file;
+//! - `damage_check`: the checks recovery makes for damage that is not a
+//!   crash's torn tail (segments of the wrong size, holes);
+//! - `rewrite_after_failed_sync`: rewriting the WAL recovery found, so that
+//!   pages a failed sync dropped reach the disk.
 //!
 //! Durability rule: a segment, control file or directory entry this layer
 //! reports as created, renamed or removed has been made durable (file sync,
 //! then directory sync) before the call returns.
 
-mod check;
 pub mod control;
+mod damage_check;
 mod durable;
 pub mod error;
 pub mod files;
 mod fs;
 pub mod recycle;
-mod resync;
+mod rewrite_after_failed_sync;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod storage;
 
-pub(crate) use check::{check_no_hole, check_segment_sizes};
 pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidControlValue};
+pub(crate) use damage_check::{check_no_hole, check_segment_sizes};
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
 pub use recycle::{plan_recycling, RecyclePlan};
-pub(crate) use resync::rewrite_durably;
+pub(crate) use rewrite_after_failed_sync::rewrite_durably;
 #[cfg(feature = "sim")]
 pub use sim::{SimStats, SimStorage};
 pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};

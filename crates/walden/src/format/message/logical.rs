@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::MainDataError;
-use crate::format::le::Cursor;
+use crate::format::little_endian::Cursor;
 use crate::format::record::XLR_RMGR_INFO_MASK;
 use crate::format::rmgr::XLOG_LOGICAL_MESSAGE;
 

@@ -14,7 +14,7 @@ mod xlog;
 use std::fmt::Write as _;
 
 pub use logical::{LogicalMessage, LOGICAL_MESSAGE_HEADER_SIZE};
-pub use timestamp::format_timestamptz;
+pub use timestamp::{format_timestamptz, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
 pub use xact::CommitRecord;
 pub use xlog::{
     switch_record_header, CheckPoint, OverwriteContrecord, CHECKPOINT_SIZE,

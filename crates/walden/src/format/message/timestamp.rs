@@ -1,8 +1,12 @@
 //! PostgreSQL timestamps (`TimestampTz`: microseconds since 2000-01-01 UTC).
 
-/// Seconds from the Unix epoch to PostgreSQL's epoch, 2000-01-01.
-const POSTGRES_EPOCH_UNIX_SECS: i64 = 946_684_800;
-const USECS_PER_SEC: i64 = 1_000_000;
+/// Seconds from the Unix epoch, 1970-01-01, to PostgreSQL's epoch,
+/// 2000-01-01 (PostgreSQL: `(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
+/// SECS_PER_DAY`).
+pub const POSTGRES_EPOCH_UNIX_SECS: i64 = 946_684_800;
+/// Microseconds per second, the unit of `TimestampTz`
+/// (PostgreSQL: `USECS_PER_SEC`).
+pub const USECS_PER_SEC: i64 = 1_000_000;
 
 /// Formats a `TimestampTz` as pg_waldump does, in UTC:
 /// `2026-11-22 02:37:18.312967 UTC`.
@@ -64,6 +68,8 @@ mod tests {
             format_timestamptz(5_184_000 * USECS_PER_SEC + 7),
             "2000-03-01 00:00:00.000007 UTC"
         );
+        // The epoch constant is 30 years of days, 7 of them leap days.
+        assert_eq!(POSTGRES_EPOCH_UNIX_SECS, (30 * 365 + 7) * 86_400);
         // Extreme values do not overflow.
         assert!(format_timestamptz(i64::MAX).ends_with(" UTC"));
         assert!(format_timestamptz(i64::MIN).ends_with(" UTC"));

@@ -2,10 +2,11 @@
 //! optional parts `ParseCommitRecord` reads).
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use super::{format_timestamptz, MainDataError};
 use crate::format::body::RelFileNode;
-use crate::format::le::Cursor;
+use crate::format::little_endian::{field, fixed_field, Cursor};
 use crate::format::rmgr::{XLOG_XACT_COMMIT, XLOG_XACT_HAS_INFO, XLOG_XACT_OPMASK};
 use crate::lsn::Lsn;
 
@@ -23,6 +24,32 @@ const XACT_COMPLETION_FORCE_SYNC_COMMIT: u32 = 1 << 31;
 
 /// Size of one `SharedInvalidationMessage`.
 const INVAL_MSG_SIZE: usize = 16;
+/// Byte range of a `SharedInvalidationMessage`'s `id` (i8): which kind it is.
+const INVAL_ID: Range<usize> = 0..1;
+/// Byte range of its `dbId` (u32), in every kind that has one.
+const INVAL_DB_ID: Range<usize> = 4..8;
+/// Byte range of the u32 after `dbId`: `hashValue`, `catId` or `relId`
+/// depending on the kind.
+const INVAL_OBJECT_ID: Range<usize> = 8..12;
+
+/// Size of a subtransaction id in the subxact array (`TransactionId`).
+const SUBXACT_SIZE: usize = 4;
+/// Byte range of the only field of a subxact entry.
+const SUBXACT_XID: Range<usize> = 0..SUBXACT_SIZE;
+
+/// Size of a `RelFileNode` in the dropped-relation array.
+const RELFILENODE_SIZE: usize = 12;
+/// Byte ranges of `spcNode`, `dbNode` and `relNode` in a `RelFileNode`.
+const RELFILENODE_SPC: Range<usize> = 0..4;
+const RELFILENODE_DB: Range<usize> = 4..8;
+const RELFILENODE_REL: Range<usize> = 8..RELFILENODE_SIZE;
+
+/// Size of an `xl_xact_stats_item`.
+const STATS_ITEM_SIZE: usize = 12;
+/// Byte ranges of `kind` (i32), `dboid` and `objoid` in `xl_xact_stats_item`.
+const STATS_ITEM_KIND: Range<usize> = 0..4;
+const STATS_ITEM_DBOID: Range<usize> = 4..8;
+const STATS_ITEM_OBJOID: Range<usize> = 8..STATS_ITEM_SIZE;
 /// `GLOBALTABLESPACE_OID` and `DEFAULTTABLESPACE_OID`, for relation paths.
 const GLOBAL_TABLESPACE: u32 = 1664;
 const DEFAULT_TABLESPACE: u32 = 1663;
@@ -87,20 +114,28 @@ impl CommitRecord {
                 rec.db_ts = Some((c.u32()?, c.u32()?));
             }
             if x & XACT_XINFO_HAS_SUBXACTS != 0 {
-                rec.subxacts = counted(&mut c, 4)?.map(le_u32(0)).collect();
+                rec.subxacts = counted(&mut c, SUBXACT_SIZE)?
+                    .map(le_u32(SUBXACT_XID))
+                    .collect();
             }
             if x & XACT_XINFO_HAS_RELFILENODES != 0 {
-                rec.rels = counted(&mut c, 12)?
+                rec.rels = counted(&mut c, RELFILENODE_SIZE)?
                     .map(|b| RelFileNode {
-                        spc: le_u32(0)(b),
-                        db: le_u32(4)(b),
-                        rel: le_u32(8)(b),
+                        spc: le_u32(RELFILENODE_SPC)(b),
+                        db: le_u32(RELFILENODE_DB)(b),
+                        rel: le_u32(RELFILENODE_REL)(b),
                     })
                     .collect();
             }
             if x & XACT_XINFO_HAS_DROPPED_STATS != 0 {
-                rec.dropped_stats = counted(&mut c, 12)?
-                    .map(|b| (le_u32(0)(b) as i32, le_u32(4)(b), le_u32(8)(b)))
+                rec.dropped_stats = counted(&mut c, STATS_ITEM_SIZE)?
+                    .map(|b| {
+                        (
+                            le_u32(STATS_ITEM_KIND)(b) as i32,
+                            le_u32(STATS_ITEM_DBOID)(b),
+                            le_u32(STATS_ITEM_OBJOID)(b),
+                        )
+                    })
                     .collect();
             }
             if x & XACT_XINFO_HAS_INVALS != 0 {
@@ -181,8 +216,8 @@ impl CommitRecord {
         }
         out.push_str("; inval msgs:");
         for m in &self.invals {
-            let id = m[0] as i8;
-            let (at4, at8) = (le_u32(4)(m), le_u32(8)(m));
+            let id = i8::from_le_bytes(fixed_field(m, INVAL_ID));
+            let (at4, at8) = (le_u32(INVAL_DB_ID)(m), le_u32(INVAL_OBJECT_ID)(m));
             let _ = match id {
                 0.. => write!(out, " catcache {id}"),
                 -1 => write!(out, " catalog {at8}"),
@@ -196,12 +231,10 @@ impl CommitRecord {
     }
 }
 
-/// A reader of the little-endian u32 at `off` of a slice known to be long enough.
-fn le_u32(off: usize) -> impl Fn(&[u8]) -> u32 {
-    move |b| {
-        let mut c = Cursor::new(b);
-        c.skip(off).and_then(|()| c.u32()).unwrap_or_default()
-    }
+/// A reader of the little-endian u32 at `at` of a slice known to be long
+/// enough (0 if it is not).
+fn le_u32(at: Range<usize>) -> impl Fn(&[u8]) -> u32 {
+    move |b| field(b, at.clone()).map_or(0, u32::from_le_bytes)
 }
 
 /// The main-fork path of a relation, relative to the data directory

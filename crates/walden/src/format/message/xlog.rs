@@ -1,9 +1,10 @@
 //! Main data of XLOG rmgr records: checkpoints, switch, overwrite-contrecord.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use super::{format_timestamptz, MainDataError};
-use crate::format::le::Cursor;
+use crate::format::little_endian::{fixed_field, Cursor};
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK};
 use crate::format::rmgr::{
     RM_XLOG_ID, XLOG_BACKUP_END, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN,
@@ -19,6 +20,39 @@ pub const CHECKPOINT_SIZE: usize = 88;
 /// Main-data size of an `XLOG_OVERWRITE_CONTRECORD` record
 /// (PostgreSQL: `sizeof(xl_overwrite_contrecord)`).
 pub const OVERWRITE_CONTRECORD_SIZE: usize = 16;
+
+// Byte ranges of the fields of `CheckPoint` (see its layout); the gaps
+// between them are alignment padding.
+const CHECKPOINT_REDO: Range<usize> = 0..8;
+const CHECKPOINT_THIS_TIMELINE: Range<usize> = 8..12;
+const CHECKPOINT_PREV_TIMELINE: Range<usize> = 12..16;
+const CHECKPOINT_FULL_PAGE_WRITES: Range<usize> = 16..17;
+const CHECKPOINT_NEXT_XID: Range<usize> = 24..32;
+const CHECKPOINT_NEXT_OID: Range<usize> = 32..36;
+const CHECKPOINT_NEXT_MULTI: Range<usize> = 36..40;
+const CHECKPOINT_NEXT_MULTI_OFFSET: Range<usize> = 40..44;
+const CHECKPOINT_OLDEST_XID: Range<usize> = 44..48;
+const CHECKPOINT_OLDEST_XID_DB: Range<usize> = 48..52;
+const CHECKPOINT_OLDEST_MULTI: Range<usize> = 52..56;
+const CHECKPOINT_OLDEST_MULTI_DB: Range<usize> = 56..60;
+const CHECKPOINT_TIME: Range<usize> = 64..72;
+const CHECKPOINT_OLDEST_COMMIT_TS_XID: Range<usize> = 72..76;
+const CHECKPOINT_NEWEST_COMMIT_TS_XID: Range<usize> = 76..80;
+const CHECKPOINT_OLDEST_ACTIVE_XID: Range<usize> = 80..84;
+
+// Byte ranges of the fields of `xl_overwrite_contrecord`.
+const OVERWRITE_LSN: Range<usize> = 0..8;
+const OVERWRITE_TIME: Range<usize> = 8..OVERWRITE_CONTRECORD_SIZE;
+
+/// Byte range of `rp_time` in `xl_restore_point`; `rp_name` follows.
+const RESTORE_POINT_TIME: Range<usize> = 0..8;
+
+/// Size of `xl_parameter_change`: six i32, then two bools.
+const PARAMETER_CHANGE_SIZE: usize = 26;
+/// Byte range of `wal_log_hints` (bool) in `xl_parameter_change`.
+const PARAMETER_CHANGE_WAL_LOG_HINTS: Range<usize> = 24..25;
+/// Byte range of `track_commit_timestamp` (bool) in `xl_parameter_change`.
+const PARAMETER_CHANGE_TRACK_COMMIT_TS: Range<usize> = 25..PARAMETER_CHANGE_SIZE;
 
 /// The main data of `CHECKPOINT_SHUTDOWN` and `CHECKPOINT_ONLINE` records
 /// (PostgreSQL 15: `CheckPoint` in `pg_control.h`).
@@ -70,30 +104,26 @@ impl CheckPoint {
     /// The 88 bytes of main data, padding zeroed.
     pub fn encode(&self) -> [u8; CHECKPOINT_SIZE] {
         let mut out = [0u8; CHECKPOINT_SIZE];
-        let mut put = |off: usize, bytes: &[u8]| out[off..off + bytes.len()].copy_from_slice(bytes);
-        put(0, &self.redo.as_u64().to_le_bytes());
-        put(8, &self.this_timeline.to_le_bytes());
-        put(12, &self.prev_timeline.to_le_bytes());
-        put(16, &[u8::from(self.full_page_writes)]);
-        put(24, &self.next_xid.to_le_bytes());
-        for (i, v) in [
-            self.next_oid,
-            self.next_multi,
-            self.next_multi_offset,
-            self.oldest_xid,
-            self.oldest_xid_db,
-            self.oldest_multi,
-            self.oldest_multi_db,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            put(32 + 4 * i, &v.to_le_bytes());
+        out[CHECKPOINT_REDO].copy_from_slice(&self.redo.as_u64().to_le_bytes());
+        out[CHECKPOINT_FULL_PAGE_WRITES].copy_from_slice(&[u8::from(self.full_page_writes)]);
+        out[CHECKPOINT_NEXT_XID].copy_from_slice(&self.next_xid.to_le_bytes());
+        out[CHECKPOINT_TIME].copy_from_slice(&self.time.to_le_bytes());
+        for (at, v) in [
+            (CHECKPOINT_THIS_TIMELINE, self.this_timeline),
+            (CHECKPOINT_PREV_TIMELINE, self.prev_timeline),
+            (CHECKPOINT_NEXT_OID, self.next_oid),
+            (CHECKPOINT_NEXT_MULTI, self.next_multi),
+            (CHECKPOINT_NEXT_MULTI_OFFSET, self.next_multi_offset),
+            (CHECKPOINT_OLDEST_XID, self.oldest_xid),
+            (CHECKPOINT_OLDEST_XID_DB, self.oldest_xid_db),
+            (CHECKPOINT_OLDEST_MULTI, self.oldest_multi),
+            (CHECKPOINT_OLDEST_MULTI_DB, self.oldest_multi_db),
+            (CHECKPOINT_OLDEST_COMMIT_TS_XID, self.oldest_commit_ts_xid),
+            (CHECKPOINT_NEWEST_COMMIT_TS_XID, self.newest_commit_ts_xid),
+            (CHECKPOINT_OLDEST_ACTIVE_XID, self.oldest_active_xid),
+        ] {
+            out[at].copy_from_slice(&v.to_le_bytes());
         }
-        put(64, &self.time.to_le_bytes());
-        put(72, &self.oldest_commit_ts_xid.to_le_bytes());
-        put(76, &self.newest_commit_ts_xid.to_le_bytes());
-        put(80, &self.oldest_active_xid.to_le_bytes());
         out
     }
 
@@ -118,25 +148,25 @@ impl CheckPoint {
                 })
             }
         };
-        let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-        let u64_at = |o: usize| u64::from(u32_at(o)) | u64::from(u32_at(o + 4)) << 32;
+        let u32_at = |at| u32::from_le_bytes(fixed_field(b, at));
+        let u64_at = |at| u64::from_le_bytes(fixed_field(b, at));
         Ok(CheckPoint {
-            redo: Lsn(u64_at(0)),
-            this_timeline: u32_at(8),
-            prev_timeline: u32_at(12),
-            full_page_writes: b[16] != 0,
-            next_xid: u64_at(24),
-            next_oid: u32_at(32),
-            next_multi: u32_at(36),
-            next_multi_offset: u32_at(40),
-            oldest_xid: u32_at(44),
-            oldest_xid_db: u32_at(48),
-            oldest_multi: u32_at(52),
-            oldest_multi_db: u32_at(56),
-            time: u64_at(64) as i64,
-            oldest_commit_ts_xid: u32_at(72),
-            newest_commit_ts_xid: u32_at(76),
-            oldest_active_xid: u32_at(80),
+            redo: Lsn(u64_at(CHECKPOINT_REDO)),
+            this_timeline: u32_at(CHECKPOINT_THIS_TIMELINE),
+            prev_timeline: u32_at(CHECKPOINT_PREV_TIMELINE),
+            full_page_writes: u8::from_le_bytes(fixed_field(b, CHECKPOINT_FULL_PAGE_WRITES)) != 0,
+            next_xid: u64_at(CHECKPOINT_NEXT_XID),
+            next_oid: u32_at(CHECKPOINT_NEXT_OID),
+            next_multi: u32_at(CHECKPOINT_NEXT_MULTI),
+            next_multi_offset: u32_at(CHECKPOINT_NEXT_MULTI_OFFSET),
+            oldest_xid: u32_at(CHECKPOINT_OLDEST_XID),
+            oldest_xid_db: u32_at(CHECKPOINT_OLDEST_XID_DB),
+            oldest_multi: u32_at(CHECKPOINT_OLDEST_MULTI),
+            oldest_multi_db: u32_at(CHECKPOINT_OLDEST_MULTI_DB),
+            time: i64::from_le_bytes(fixed_field(b, CHECKPOINT_TIME)),
+            oldest_commit_ts_xid: u32_at(CHECKPOINT_OLDEST_COMMIT_TS_XID),
+            newest_commit_ts_xid: u32_at(CHECKPOINT_NEWEST_COMMIT_TS_XID),
+            oldest_active_xid: u32_at(CHECKPOINT_OLDEST_ACTIVE_XID),
         })
     }
 
@@ -182,8 +212,8 @@ impl OverwriteContrecord {
     /// The 16 bytes of main data.
     pub fn encode(&self) -> [u8; OVERWRITE_CONTRECORD_SIZE] {
         let mut out = [0u8; OVERWRITE_CONTRECORD_SIZE];
-        out[..8].copy_from_slice(&self.overwritten_lsn.as_u64().to_le_bytes());
-        out[8..].copy_from_slice(&self.overwrite_time.to_le_bytes());
+        out[OVERWRITE_LSN].copy_from_slice(&self.overwritten_lsn.as_u64().to_le_bytes());
+        out[OVERWRITE_TIME].copy_from_slice(&self.overwrite_time.to_le_bytes());
         out
     }
 
@@ -256,8 +286,8 @@ pub(super) fn describe(info: u8, main_data: &[u8], out: &mut String) -> Result<(
         }
         XLOG_RESTORE_POINT => {
             // xl_restore_point: rp_time i64, then rp_name.
-            fixed::<8>("restore point", main_data)?;
-            out.push_str(&c_string(&main_data[8..]));
+            fixed::<{ RESTORE_POINT_TIME.end }>("restore point", main_data)?;
+            out.push_str(&c_string(&main_data[RESTORE_POINT_TIME.end..]));
         }
         XLOG_FPW_CHANGE => {
             let [fpw] = fixed("full_page_writes change", main_data)?;
@@ -302,7 +332,7 @@ pub(super) fn describe(info: u8, main_data: &[u8], out: &mut String) -> Result<(
 /// max_wal_senders, max_prepared_xacts, max_locks_per_xact, wal_level) then
 /// two bools (wal_log_hints, track_commit_timestamp).
 fn describe_parameter_change(main_data: &[u8], out: &mut String) -> Result<(), MainDataError> {
-    let b: [u8; 26] = fixed("parameter change", main_data)?;
+    let b: [u8; PARAMETER_CHANGE_SIZE] = fixed("parameter change", main_data)?;
     let mut c = Cursor::new(&b);
     let [conns, workers, senders, prepared, locks, level]: [i32; 6] =
         std::array::from_fn(|_| c.i32().unwrap_or_default());
@@ -318,8 +348,8 @@ fn describe_parameter_change(main_data: &[u8], out: &mut String) -> Result<(), M
         "max_connections={conns} max_worker_processes={workers} max_wal_senders={senders} \
          max_prepared_xacts={prepared} max_locks_per_xact={locks} wal_level={level} \
          wal_log_hints={} track_commit_timestamp={}",
-        flag(b[24]),
-        flag(b[25])
+        flag(b[PARAMETER_CHANGE_WAL_LOG_HINTS.start]),
+        flag(b[PARAMETER_CHANGE_TRACK_COMMIT_TS.start])
     );
     Ok(())
 }
@@ -327,6 +357,7 @@ fn describe_parameter_change(main_data: &[u8], out: &mut String) -> Result<(), M
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::little_endian::assert_fields_tile;
 
     /// Main data of the CHECKPOINT_SHUTDOWN at 0/A8C740 of the samples.
     const SHUTDOWN: [u8; 88] = [
@@ -380,5 +411,45 @@ mod tests {
                 0x6b, 0x3f, 0xc4
             ]
         );
+    }
+
+    #[test]
+    fn checkpoint_fields_tile_its_88_bytes() {
+        let fields = [
+            ("redo", CHECKPOINT_REDO),
+            ("ThisTimeLineID", CHECKPOINT_THIS_TIMELINE),
+            ("PrevTimeLineID", CHECKPOINT_PREV_TIMELINE),
+            ("fullPageWrites", CHECKPOINT_FULL_PAGE_WRITES),
+            (
+                "padding",
+                CHECKPOINT_FULL_PAGE_WRITES.end..CHECKPOINT_NEXT_XID.start,
+            ),
+            ("nextXid", CHECKPOINT_NEXT_XID),
+            ("nextOid", CHECKPOINT_NEXT_OID),
+            ("nextMulti", CHECKPOINT_NEXT_MULTI),
+            ("nextMultiOffset", CHECKPOINT_NEXT_MULTI_OFFSET),
+            ("oldestXid", CHECKPOINT_OLDEST_XID),
+            ("oldestXidDB", CHECKPOINT_OLDEST_XID_DB),
+            ("oldestMulti", CHECKPOINT_OLDEST_MULTI),
+            ("oldestMultiDB", CHECKPOINT_OLDEST_MULTI_DB),
+            (
+                "padding",
+                CHECKPOINT_OLDEST_MULTI_DB.end..CHECKPOINT_TIME.start,
+            ),
+            ("time", CHECKPOINT_TIME),
+            ("oldestCommitTsXid", CHECKPOINT_OLDEST_COMMIT_TS_XID),
+            ("newestCommitTsXid", CHECKPOINT_NEWEST_COMMIT_TS_XID),
+            ("oldestActiveXid", CHECKPOINT_OLDEST_ACTIVE_XID),
+            ("padding", CHECKPOINT_OLDEST_ACTIVE_XID.end..CHECKPOINT_SIZE),
+        ];
+        assert_fields_tile(&fields, CHECKPOINT_SIZE);
+        assert_fields_tile(
+            &[
+                ("overwritten_lsn", OVERWRITE_LSN),
+                ("overwrite_time", OVERWRITE_TIME),
+            ],
+            OVERWRITE_CONTRECORD_SIZE,
+        );
+        assert_eq!(PARAMETER_CHANGE_WAL_LOG_HINTS.start, 6 * 4);
     }
 }

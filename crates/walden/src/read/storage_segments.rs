@@ -1,12 +1,15 @@
 //! [`StorageSource`]: segment files read through a [`Storage`], so that the
 //! reader and recovery see exactly what the engine's storage layer holds
 //! (including a fault-injecting one).
+//!
+//! PostgreSQL: `WALRead` over the segments the startup process opens
+//! (`XLogFileRead`).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::source::{SegmentSource, SourceError};
+use super::segment_source::{SegmentSource, SourceError};
 use crate::lsn::{SegmentSize, TimeLineId};
 use crate::segment::{OpenOptions, Storage, StorageFile};
 

@@ -5,14 +5,18 @@
 //! `walden dump`/`stat`/`verify`, or any other (the fault-injecting
 //! [`SimStorage`](crate::segment::SimStorage) in tests), so the standalone
 //! reader sees exactly what the engine's storage layer holds.
+//!
+//! PostgreSQL: pg_waldump's `WALDumpOpenSegment` and `WALDumpReadPage`
+//! (its `XLogReaderRoutine`).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::storage_source::{read_full, StorageSource};
+use super::storage_segments::{read_full, StorageSource};
 use super::ReadError;
-use crate::format::le::Cursor;
+use crate::format::little_endian::fixed_field;
+use crate::format::page::XLP_SEG_SIZE;
 use crate::lsn::{is_segment_file_name, SegmentSize, TimeLineId, PAGE_SIZE};
 use crate::segment::{FsStorage, OpenOptions, Storage};
 
@@ -200,8 +204,7 @@ fn read_segment_size(
             wanted: page.len(),
         });
     }
-    let mut c = Cursor::new(&page);
-    let size = c.skip(32).and_then(|()| c.u32()).unwrap_or_default();
+    let size = u32::from_le_bytes(fixed_field(&page, XLP_SEG_SIZE));
     SegmentSize::new(u64::from(size)).map_err(|_| ReadError::BadSegmentSize {
         file: name.to_owned(),
         size,

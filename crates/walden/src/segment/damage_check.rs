@@ -1,15 +1,16 @@
 //! Checks of the segment files that recovery makes before trusting them:
 //! damage that is not a crash's torn tail must stop recovery with an error
-//! rather than cut the log short and overwrite what follows.
+//! rather than cut the log short and overwrite what follows. Two checks:
+//! every segment has the segment size, and no segment is missing before one
+//! holding WAL of this log.
+//!
+//! PostgreSQL: none; its recovery ends at the first segment it cannot read.
 
 use super::error::{failed, FileOp, SegmentError};
 use super::files::SegmentFiles;
+use crate::format::little_endian::fixed_field;
+use crate::format::page::{XLP_PAGEADDR, XLP_SYSID};
 use crate::lsn::Lsn;
-
-/// Offset of `xlp_pageaddr` in a page header.
-const PAGEADDR_OFFSET: usize = 8;
-/// Offset of `xlp_sysid` in a segment's long page header.
-const SYSID_OFFSET: usize = 24;
 
 /// Fails if a segment of the log numbered `first` or later is not of the
 /// segment size ([`SegmentError::WrongSize`]). Segments are created at full
@@ -55,17 +56,14 @@ pub(crate) fn check_no_hole(
     };
     for &later in present.iter().filter(|&&s| s > missing) {
         let path = files.path(later);
-        let mut header = [0u8; SYSID_OFFSET + 8];
+        let mut header = [0u8; XLP_SYSID.end];
         files
             .open_for_read(later)?
             .read_exact_at(&mut header, 0)
             .map_err(failed(FileOp::Read, &path))?;
-        let word = |at: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&header[at..at + 8]);
-            u64::from_le_bytes(b)
-        };
-        if word(PAGEADDR_OFFSET) == seg.segment_start(later).0 && word(SYSID_OFFSET) == system_id {
+        let pageaddr = u64::from_le_bytes(fixed_field(&header, XLP_PAGEADDR));
+        let sysid = u64::from_le_bytes(fixed_field(&header, XLP_SYSID));
+        if pageaddr == seg.segment_start(later).0 && sysid == system_id {
             return Err(SegmentError::Hole {
                 segno: missing,
                 path: files.path(missing),
