@@ -10,7 +10,7 @@
 //! prev-link, outside any lock ([`body_crc`]), and finishes it once the
 //! header is complete ([`finish_record_crc`]).
 
-use super::record::{RECORD_HEADER_SIZE, XL_CRC};
+use super::record::{RecordHeader, RECORD_HEADER_SIZE, XL_CRC};
 
 /// The CRC-32C of a record body, the first half of [`record_crc`].
 ///
@@ -37,10 +37,17 @@ pub fn record_crc(header: &[u8; RECORD_HEADER_SIZE], body: &[u8]) -> u32 {
     finish_record_crc(body_crc(body), header)
 }
 
+/// Sets `header.crc` to the CRC of this header with `body` (the bytes
+/// after the header).
+pub fn seal(header: &mut RecordHeader, body: &[u8]) {
+    header.crc = record_crc(&header.encode(), body);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::record::XL_PADDING;
+    use crate::lsn::Lsn;
 
     /// The record at 0/700028 of the PostgreSQL samples (pgwal-format.md §8).
     const HEADER: [u8; 24] = [
@@ -79,5 +86,20 @@ mod tests {
         assert_eq!(record_crc(&other, &BODY), record_crc(&HEADER, &BODY));
         other[XL_PADDING.start] = 0x41; // padding is covered
         assert_ne!(record_crc(&other, &BODY), record_crc(&HEADER, &BODY));
+    }
+
+    #[test]
+    fn seal_matches_a_real_switch_record() {
+        // The SWITCH at 0/70E0B8 (pgwal-format.md §9.2).
+        let mut h = RecordHeader {
+            tot_len: 24,
+            xid: 0,
+            prev: Lsn(0x70E018),
+            info: 0x40,
+            rmid: 0,
+            crc: 0,
+        };
+        seal(&mut h, &[]);
+        assert_eq!(h.crc, 0xC43F_6B0B);
     }
 }

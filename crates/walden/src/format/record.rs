@@ -2,7 +2,6 @@
 
 use std::ops::Range;
 
-use super::crc;
 use super::little_endian::fixed_field;
 use crate::lsn::Lsn;
 
@@ -91,12 +90,6 @@ impl RecordHeader {
     pub fn record_type(&self) -> u8 {
         self.info & XLR_RMGR_INFO_MASK
     }
-
-    /// Sets [`crc`](Self::crc) to the CRC of this header with `body`
-    /// (the bytes after the header).
-    pub fn seal(&mut self, body: &[u8]) {
-        self.crc = crc::record_crc(&self.encode(), body);
-    }
 }
 
 #[cfg(test)]
@@ -138,21 +131,6 @@ mod tests {
         bytes[XL_PADDING].copy_from_slice(&[0x41, 0x42]);
         assert_eq!(RecordHeader::decode(&bytes), h);
         assert_eq!(h.record_type(), 0x40);
-    }
-
-    #[test]
-    fn seal_matches_a_real_switch_record() {
-        // The SWITCH at 0/70E0B8 (pgwal-format.md §9.2).
-        let mut h = RecordHeader {
-            tot_len: 24,
-            xid: 0,
-            prev: Lsn(0x70E018),
-            info: 0x40,
-            rmid: 0,
-            crc: 0,
-        };
-        h.seal(&[]);
-        assert_eq!(h.crc, 0xC43F_6B0B);
     }
 
     #[test]

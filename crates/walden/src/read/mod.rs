@@ -3,7 +3,8 @@
 //! semantics and pg_waldump's error wording.
 //!
 //! - `segment_source`: where segment bytes come from, the [`SegmentSource`]
-//!   trait, and [`DirSource`] over a directory of segment files;
+//!   trait;
+//! - `dir_source`: [`DirSource`] over a directory of segment files;
 //! - `storage_segments`: [`StorageSource`], segment files read through a
 //!   [`Storage`](crate::segment::Storage), as the engine reads its own log;
 //! - `pages`: page fetching within the end limit and page header validation;
@@ -11,6 +12,7 @@
 //! - `reader`: [`WalReader`], the record state machine;
 //! - `error`: [`ReadError`] and [`EndOfWalReason`].
 
+mod dir_source;
 mod error;
 mod pages;
 mod reader;
@@ -20,9 +22,10 @@ mod validate;
 
 use std::borrow::Cow;
 
+pub use dir_source::DirSource;
 pub use error::{EndOfWalReason, ReadError};
 pub use reader::WalReader;
-pub use segment_source::{DirSource, SegmentSource, SourceError};
+pub use segment_source::{SegmentSource, SourceError};
 pub use storage_segments::StorageSource;
 pub use validate::MAX_RECORD_LEN;
 

@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::dir_source::DirSource;
 use super::error::{EndOfWalReason, ReadError};
 use super::pages::{Halt, PageReader};
-use super::segment_source::{DirSource, SegmentSource};
+use super::segment_source::SegmentSource;
 use super::validate::{check_record_header, too_short, PrevLink};
 use super::{ReaderOptions, WalRecord};
 use crate::format::body::Body;

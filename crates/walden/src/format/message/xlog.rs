@@ -254,7 +254,7 @@ pub fn switch_record_header(prev: Lsn) -> RecordHeader {
         rmid: RM_XLOG_ID,
         crc: 0,
     };
-    h.seal(&[]);
+    crate::format::crc::seal(&mut h, &[]);
     h
 }
 

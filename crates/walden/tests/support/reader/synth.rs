@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use walden::internals::format::body::encode_main_data;
+use walden::internals::format::crc::seal;
 use walden::internals::format::page::{
     LongPageHeader, PageHeader, PG15_PAGE_MAGIC, XLOG_BLCKSZ, XLP_BKP_REMOVABLE,
     XLP_FIRST_IS_CONTRECORD, XLP_FIRST_IS_OVERWRITE_CONTRECORD, XLP_LONG_HEADER,
@@ -109,7 +110,7 @@ impl SynthWal {
             rmid,
             crc: 0,
         };
-        header.seal(body);
+        seal(&mut header, body);
         let mut record = header.encode().to_vec();
         record.extend_from_slice(body);
         let lsn = self.next_lsn();
