@@ -28,11 +28,8 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::sync::{AtomicU64, Ordering};
 
 use super::link_cell::LinkCell;
+use crate::format::page::{XLP_INFO, XLP_REM_LEN};
 
-/// Byte offset of `xlp_info` in a page header.
-const XLP_INFO_OFFSET: usize = 2;
-/// Byte offset of `xlp_rem_len` in a page header.
-const XLP_REM_LEN_OFFSET: usize = 16;
 /// 8-byte words per page.
 const WORDS_PER_PAGE: usize = PAGE_SIZE as usize / 8;
 
@@ -203,13 +200,13 @@ impl BufferRing {
         let p = self.ptr(page_start);
         // SAFETY: header bytes of an initialised page the caller owns.
         unsafe {
-            let info_ptr = p.add(XLP_INFO_OFFSET);
+            let info_ptr = p.add(XLP_INFO.start);
             let info = u16::from_le_bytes([*info_ptr, *info_ptr.add(1)]) | XLP_FIRST_IS_CONTRECORD;
-            std::ptr::copy_nonoverlapping(info.to_le_bytes().as_ptr(), info_ptr, 2);
+            std::ptr::copy_nonoverlapping(info.to_le_bytes().as_ptr(), info_ptr, XLP_INFO.len());
             std::ptr::copy_nonoverlapping(
                 rem_len.to_le_bytes().as_ptr(),
-                p.add(XLP_REM_LEN_OFFSET),
-                4,
+                p.add(XLP_REM_LEN.start),
+                XLP_REM_LEN.len(),
             );
         }
     }

@@ -16,7 +16,7 @@ use super::{unix_time, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError};
 use crate::error::Error;
-use crate::format::message::OverwriteContrecord;
+use crate::format::message::{OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
 use crate::format::page::XLP_FIRST_IS_OVERWRITE_CONTRECORD;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use crate::insert::{InsertPath, StartPoint};
@@ -308,8 +308,7 @@ fn discard_segments_after(files: &SegmentFiles, last: u64) -> Result<(), Error> 
 
 /// PostgreSQL's `TimestampTz` (µs since 2000-01-01) for a Unix time in seconds.
 fn pg_now(unix_secs: i64) -> i64 {
-    const PG_EPOCH_OFFSET_SECS: i64 = 946_684_800;
-    (unix_secs - PG_EPOCH_OFFSET_SECS) * 1_000_000
+    (unix_secs - POSTGRES_EPOCH_UNIX_SECS) * USECS_PER_SEC
 }
 
 /// Reads from the redo point to the end of WAL.

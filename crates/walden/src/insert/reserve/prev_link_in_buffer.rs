@@ -44,10 +44,11 @@
 
 use super::position_counter::{HeadReserver, PrevLinks};
 use super::PrevLink;
+use crate::format::record::XL_PREV;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 
 /// Offset of `xl_prev` in the record header.
-pub const PREV_LINK_OFFSET: u64 = 8;
+pub const PREV_LINK_OFFSET: u64 = XL_PREV.start as u64;
 
 /// See the module docs.
 pub type PrevLinkInBufferReserver = HeadReserver<BufferLinks>;
