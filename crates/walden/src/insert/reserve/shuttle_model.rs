@@ -14,7 +14,8 @@
 //! non-zero high halves (a torn 8-byte field would show; a mutant that
 //! writes the halves in the wrong order is caught). Shuttle runs threads
 //! sequentially consistent: this checks interleavings, not memory orderings
-//! (the loom models of `cuckoo.rs` and `prev_link_in_buffer.rs` do).
+//! (the loom models in `cuckoo.rs`, `spinlock_reserver.rs` and
+//! `buffer/link_cell.rs` do).
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
 //! -p walden --release --features sim --lib insert::reserve::shuttle_model`

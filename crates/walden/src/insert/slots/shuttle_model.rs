@@ -3,7 +3,8 @@
 //! taking a slot, copy them in two halves advertising progress in between,
 //! and a flusher's `wait_for_inserts` never returns a point above a byte not
 //! yet copied (DESIGN.md invariant 5); exclusive acquisition excludes every
-//! inserter.
+//! inserter. The loom models of the same protocol are inline in `slots.rs`
+//! and `progress.rs`.
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
 //! -p walden --release --features sim --lib insert::slots::shuttle_model`
