@@ -65,6 +65,8 @@ use super::BufferRing;
 
 #[cfg(all(test, loom))]
 mod loom_model;
+#[cfg(all(test, shuttle))]
+mod shuttle_model;
 
 /// See the module docs.
 #[derive(Debug)]

@@ -20,6 +20,8 @@ use crate::config::SlotChoice;
 use crate::sync::{AtomicU64, Ordering, WaitQueue};
 
 mod progress;
+#[cfg(all(test, shuttle))]
+mod shuttle_model;
 
 pub use progress::InsertionProgress;
 

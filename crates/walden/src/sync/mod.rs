@@ -43,6 +43,8 @@ primitives_from!(std);
 
 pub mod backoff;
 pub mod read_biased;
+#[cfg(all(test, shuttle))]
+pub(crate) mod shuttle_support;
 pub mod spinlock;
 pub mod wait_queue;
 

@@ -7,6 +7,8 @@ mod sub_lock;
 
 #[cfg(all(test, loom))]
 mod loom_model;
+#[cfg(all(test, shuttle))]
+mod shuttle_model;
 
 use std::cell::{Cell, UnsafeCell};
 use std::fmt;

@@ -14,6 +14,8 @@
 
 pub(crate) mod background;
 mod segment_supply;
+#[cfg(all(test, shuttle))]
+mod shuttle_model;
 mod sync_method;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};

@@ -22,6 +22,8 @@ pub mod cuckoo;
 pub mod position_counter;
 pub mod prev_link_in_buffer;
 pub mod prev_link_table;
+#[cfg(all(test, shuttle))]
+mod shuttle_model;
 pub mod spinlock_reserver;
 pub mod unlinked;
 

@@ -3,16 +3,15 @@
 //! no reader ever sees the halves differ; every write lands.
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
-//! -p walden --release --test shuttle_read_biased`.
-#![cfg(shuttle)]
-
-mod shuttle_support;
+//! -p walden --release --features sim --lib sync::read_biased::shuttle_model`.
 
 use std::num::NonZeroUsize;
 
 use shuttle::sync::Arc;
 use shuttle::thread;
-use walden::internals::ReadBiasedLock;
+
+use crate::sync::shuttle_support;
+use crate::sync::ReadBiasedLock;
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 2_000;

@@ -1,5 +1,5 @@
-//! Helpers shared by the shuttle tests.
-#![allow(dead_code)]
+//! Helpers shared by the shuttle models (`RUSTFLAGS="--cfg shuttle"`): the
+//! iterations per scheduler and a way to run a model's threads.
 
 use shuttle::sync::Arc;
 use shuttle::thread;

@@ -18,21 +18,20 @@
 //! initialises a page with a long header.
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
-//! -p walden --release --test shuttle_page_init` (`WALDEN_SHUTTLE_ITERATIONS`
-//! sets the iterations per scheduler, default 2,000).
-#![cfg(shuttle)]
-
-mod shuttle_support;
+//! -p walden --release --features sim --lib buffer::cooperative::shuttle_model`
+//! (`WALDEN_SHUTTLE_ITERATIONS` sets the iterations per scheduler, default
+//! 2,000).
 
 use std::convert::Infallible;
 
 use shuttle::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use shuttle::sync::{Arc, Mutex};
-use walden::internals::WaitQueue;
-use walden::internals::PAGE_SIZE;
-use walden::internals::{BufferRing, PageIdentity, PageInit};
-use walden::PageInitKind;
-use walden::{Lsn, SegmentSize, WalFormat};
+
+use crate::buffer::{BufferRing, PageIdentity, PageInit, PageInitKind};
+use crate::format::WalFormat;
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::sync::shuttle_support;
+use crate::sync::WaitQueue;
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 10_000;

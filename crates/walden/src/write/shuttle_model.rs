@@ -6,22 +6,20 @@
 //! after it, and the writer refuses further work.
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
-//! -p walden --release --test shuttle_group_flush`.
-#![cfg(shuttle)]
-
-mod shuttle_support;
+//! -p walden --release --features sim --lib write::shuttle_model` (the
+//! simulated storage needs the `sim` feature).
 
 use std::path::Path;
 
 use shuttle::sync::Arc;
 use shuttle::thread;
-use walden::internals::SegmentFiles;
-use walden::internals::PAGE_SIZE;
-use walden::internals::{BufferRing, PageIdentity};
-use walden::internals::{SegmentOpener, Writer};
-use walden::SyncMethod;
-use walden::{Lsn, SegmentSize, WalFormat};
-use walden::{SegmentError, SimStorage, Storage, StorageFile};
+
+use crate::buffer::{BufferRing, PageIdentity};
+use crate::format::WalFormat;
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::segment::{SegmentError, SegmentFiles, SimStorage, Storage, StorageFile};
+use crate::sync::shuttle_support;
+use crate::write::{SegmentOpener, SyncMethod, Writer};
 
 const FLUSHERS: u64 = 5;
 const PAGES: u64 = 4;

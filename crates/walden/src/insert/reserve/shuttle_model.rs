@@ -14,25 +14,29 @@
 //! non-zero high halves (a torn 8-byte field would show; a mutant that
 //! writes the halves in the wrong order is caught). Shuttle runs threads
 //! sequentially consistent: this checks interleavings, not memory orderings
-//! (the loom models of `cuckoo.rs` and `prev_link_in_buffer.rs` do).
+//! (the loom models in `cuckoo.rs`, `spinlock_reserver.rs` and
+//! `buffer/link_cell.rs` do).
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
-//! -p walden --release --test shuttle_reserve` (`WALDEN_SHUTTLE_ITERATIONS`
-//! sets the iterations per scheduler, default 5,000).
-#![cfg(shuttle)]
-
-mod shuttle_support;
+//! -p walden --release --features sim --lib insert::reserve::shuttle_model`
+//! (`WALDEN_SHUTTLE_ITERATIONS` sets the iterations per scheduler, default
+//! 5,000).
 
 use std::collections::HashMap;
 
 use shuttle::sync::atomic::{AtomicU32, Ordering};
 use shuttle::sync::{Arc, Mutex};
-use walden::internals::SlotArray;
-use walden::internals::LINK_TABLE_MIN_CAPACITY;
-use walden::internals::{link_lsn, Atomic32, LinkCell};
-use walden::internals::{PrevLink, PrevLinkInBufferReserver, PrevLinkTableReserver, Reservation};
-use walden::SlotChoice;
-use walden::{Lsn, SegmentSize};
+
+use crate::buffer::{Atomic32, LinkCell};
+use crate::config::SlotChoice;
+use crate::insert::reserve::cuckoo::MIN_CAPACITY as LINK_TABLE_MIN_CAPACITY;
+use crate::insert::reserve::prev_link_in_buffer::link_lsn;
+use crate::insert::reserve::{
+    PrevLink, PrevLinkInBufferReserver, PrevLinkTableReserver, Reservation,
+};
+use crate::insert::slots::SlotArray;
+use crate::lsn::{Lsn, SegmentSize};
+use crate::sync::shuttle_support;
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 5_000;

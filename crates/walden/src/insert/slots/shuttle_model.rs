@@ -3,21 +3,22 @@
 //! taking a slot, copy them in two halves advertising progress in between,
 //! and a flusher's `wait_for_inserts` never returns a point above a byte not
 //! yet copied (DESIGN.md invariant 5); exclusive acquisition excludes every
-//! inserter.
+//! inserter. The loom models of the same protocol are inline in `slots.rs`
+//! and `progress.rs`.
 //!
 //! Run: `RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle cargo test
-//! -p walden --release --test shuttle_slots` (`WALDEN_SHUTTLE_ITERATIONS`
-//! sets the iterations per scheduler, default 2,000).
-#![cfg(shuttle)]
-
-mod shuttle_support;
+//! -p walden --release --features sim --lib insert::slots::shuttle_model`
+//! (`WALDEN_SHUTTLE_ITERATIONS` sets the iterations per scheduler, default
+//! 2,000).
 
 use shuttle::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use shuttle::sync::Arc;
 use shuttle::thread;
-use walden::internals::{InsertionProgress, SlotArray};
-use walden::Lsn;
-use walden::SlotChoice;
+
+use crate::config::SlotChoice;
+use crate::insert::slots::{InsertionProgress, SlotArray};
+use crate::lsn::Lsn;
+use crate::sync::shuttle_support;
 
 /// Bytes per reservation; a record is copied in two halves.
 const RECORD: u64 = 16;
