@@ -22,11 +22,11 @@
 //! The mechanisms behind it (insertion slots, the reservation designs, the
 //! buffer ring, the writer, the segment files, the concurrency primitives)
 //! are private; `docs/architecture.md` walks them in data-path order. The
-//! benchmarks and model tests reach them through a hidden `internals`
+//! benchmarks, tools and integration tests reach them through a hidden `internals`
 //! module behind the `internals` feature, which is not part of the stable
 //! API.
 
-// Without `internals`, mechanisms that only the benchmarks and model tests
+// Without `internals`, mechanisms that only the benchmarks, tools and tests
 // call are unused in this crate; with it (every workspace build, which the
 // lints run on) they are exported, so dead code is still caught there.
 #![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]

@@ -9,7 +9,9 @@ mod ring;
 
 pub use cooperative::CooperativeInit;
 pub use eviction::Eviction;
-pub use link_cell::{Atomic32, LinkCell};
+#[cfg(all(test, shuttle))]
+pub(crate) use link_cell::Atomic32;
+pub use link_cell::LinkCell;
 pub use mapping_lock::MappingLockInit;
 pub use ring::{BufferRing, PageIdentity};
 

@@ -99,11 +99,6 @@ impl SlotArray {
         self.slots.len()
     }
 
-    /// Always false: there is at least one slot.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     fn try_lock(&self, i: usize) -> bool {
         let s = &self.slots[i];
         // Acquire: pairs with the Release in unlock, so we see the previous

@@ -214,11 +214,6 @@ impl Writer {
         }
     }
 
-    /// The sync method in use.
-    pub fn method(&self) -> SyncMethod {
-        self.method
-    }
-
     /// Everything below this LSN has been written.
     #[inline]
     pub fn written(&self) -> Lsn {
