@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use walden::FsStorage;
 use walden::{
-    Config, Lsn, Record, ReservationKind, SegmentSize, SyncMethod, TimeLineId, Wal, WalFormat,
+    Config, Lsn, Record, ReservationKind, SegmentPos, SegmentSize, SyncMethod, Wal, WalFormat,
 };
 use walden::{ReadError, ReaderOptions, SegmentSource, SourceError, WalReader, WalRecord};
 
@@ -453,13 +453,8 @@ impl SegmentSource for SplicedSource {
         self.seg
     }
 
-    fn read_at(
-        &mut self,
-        tli: TimeLineId,
-        segno: u64,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> Result<usize, SourceError> {
+    fn read_at(&mut self, at: SegmentPos, buf: &mut [u8]) -> Result<usize, SourceError> {
+        let SegmentPos { tli, segno, offset } = at;
         let file = self.files.get(&segno).ok_or_else(|| SourceError::Missing {
             name: self.seg.file_name(tli, segno),
         })?;

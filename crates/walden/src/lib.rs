@@ -58,8 +58,8 @@ pub use insert::RecordSpan;
 pub use lsn::{BadSegmentSize, Lsn, SegmentSize, TimeLineId};
 pub use named_enum::ParseKindError;
 pub use read::{
-    DirSource, EndOfWalReason, ReadError, ReaderOptions, SegmentSource, SourceError, WalReader,
-    WalRecord,
+    DirSource, EndOfWalReason, ReadError, ReaderOptions, SegmentPos, SegmentSource, SourceError,
+    WalReader, WalRecord,
 };
 pub use record::{Record, RecordError, MAX_RECORD_SIZE};
 pub use segment::{

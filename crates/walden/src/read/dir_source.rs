@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::segment_source::{SegmentSource, SourceError};
+use super::segment_source::{SegmentPos, SegmentSource, SourceError};
 use super::storage_segments::{read_full, StorageSource};
 use super::ReadError;
 use crate::format::little_endian::fixed_field;
@@ -102,14 +102,8 @@ impl SegmentSource for DirSource {
         self.files.segment_size()
     }
 
-    fn read_at(
-        &mut self,
-        tli: TimeLineId,
-        segno: u64,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> Result<usize, SourceError> {
-        self.files.read_at(tli, segno, offset, buf)
+    fn read_at(&mut self, at: SegmentPos, buf: &mut [u8]) -> Result<usize, SourceError> {
+        self.files.read_at(at, buf)
     }
 }
 

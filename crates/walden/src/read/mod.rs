@@ -25,7 +25,7 @@ use std::borrow::Cow;
 pub use dir_source::DirSource;
 pub use error::{EndOfWalReason, ReadError};
 pub use reader::WalReader;
-pub use segment_source::{SegmentSource, SourceError};
+pub use segment_source::{SegmentPos, SegmentSource, SourceError};
 pub use storage_segments::StorageSource;
 pub use validate::MAX_RECORD_LEN;
 

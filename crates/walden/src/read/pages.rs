@@ -7,7 +7,7 @@ use std::io;
 use std::path::PathBuf;
 
 use super::error::EndOfWalReason;
-use super::segment_source::{SegmentSource, SourceError};
+use super::segment_source::{SegmentPos, SegmentSource, SourceError};
 use super::validate::{check_page_header, LatestPage};
 use crate::format::little_endian::fixed_field;
 use crate::format::page::{PageHeader, XLP_INFO};
@@ -150,10 +150,14 @@ impl PageReader {
         let segno = self.seg.segno(page);
         let offset = self.seg.offset(page);
         let name = || self.seg.file_name(self.tli, segno);
-        let read = match self
-            .source
-            .read_at(self.tli, segno, offset, &mut self.buf[..len])
-        {
+        let read = match self.source.read_at(
+            SegmentPos {
+                tli: self.tli,
+                segno,
+                offset,
+            },
+            &mut self.buf[..len],
+        ) {
             Ok(n) => n,
             Err(SourceError::Missing { .. }) => {
                 let segment_start = self.seg.segment_start(segno);

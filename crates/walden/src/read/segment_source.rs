@@ -29,19 +29,25 @@ pub enum SourceError {
     },
 }
 
+/// Where a read of segment bytes starts: segment `segno` of timeline `tli`,
+/// at byte `offset` of its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SegmentPos {
+    /// The timeline the segment's name carries.
+    pub tli: TimeLineId,
+    /// The segment number.
+    pub segno: u64,
+    /// The byte offset in the segment file.
+    pub offset: u64,
+}
+
 /// A store of WAL segments that the reader reads bytes from.
 pub trait SegmentSource: Send {
     /// The segment size of the WAL this source serves.
     fn segment_size(&self) -> SegmentSize;
 
-    /// Reads bytes of segment `segno` of timeline `tli` from file offset
-    /// `offset` into `buf`, returning how many were read: all of `buf`, or
-    /// fewer only where the segment ends early (a short file).
-    fn read_at(
-        &mut self,
-        tli: TimeLineId,
-        segno: u64,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> Result<usize, SourceError>;
+    /// Reads the bytes of a segment file from `at` into `buf`, returning how
+    /// many were read: all of `buf`, or fewer only where the segment ends
+    /// early (a short file).
+    fn read_at(&mut self, at: SegmentPos, buf: &mut [u8]) -> Result<usize, SourceError>;
 }

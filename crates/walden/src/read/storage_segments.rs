@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::segment_source::{SegmentSource, SourceError};
+use super::segment_source::{SegmentPos, SegmentSource, SourceError};
 use crate::lsn::{SegmentSize, TimeLineId};
 use crate::segment::{OpenOptions, Storage, StorageFile};
 
@@ -74,13 +74,8 @@ impl SegmentSource for StorageSource {
         self.segment_size
     }
 
-    fn read_at(
-        &mut self,
-        tli: TimeLineId,
-        segno: u64,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> Result<usize, SourceError> {
+    fn read_at(&mut self, at: SegmentPos, buf: &mut [u8]) -> Result<usize, SourceError> {
+        let SegmentPos { tli, segno, offset } = at;
         let result = read_full(self.file(tli, segno)?, offset, buf);
         result.map_err(|source| {
             // A failed handle is not reused: the next read reopens the file.
@@ -130,19 +125,24 @@ mod tests {
         sim.set_contents(&dir.join(&name), &[7u8; 100]).unwrap();
         let mut source = StorageSource::new(Arc::new(sim.clone()), dir, seg);
         let mut buf = [0u8; 64];
-        assert_eq!(source.read_at(1, 3, 50, &mut buf).unwrap(), 50);
+        let at = |segno, offset| SegmentPos {
+            tli: 1,
+            segno,
+            offset,
+        };
+        assert_eq!(source.read_at(at(3, 50), &mut buf).unwrap(), 50);
         assert!(buf[..50].iter().all(|&b| b == 7));
-        match source.read_at(1, 4, 0, &mut buf) {
+        match source.read_at(at(4, 0), &mut buf) {
             Err(SourceError::Missing { name: missing }) => {
                 assert_eq!(missing, seg.file_name(1, 4))
             }
             other => panic!("expected a missing segment, got {other:?}"),
         }
         sim.fail_read(1);
-        match source.read_at(1, 3, 0, &mut buf) {
+        match source.read_at(at(3, 0), &mut buf) {
             Err(SourceError::Io { path, .. }) => assert_eq!(path, dir.join(&name)),
             other => panic!("expected an I/O error, got {other:?}"),
         }
-        assert_eq!(source.read_at(1, 3, 0, &mut buf).unwrap(), 64);
+        assert_eq!(source.read_at(at(3, 0), &mut buf).unwrap(), 64);
     }
 }

@@ -13,7 +13,7 @@ use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use walden::{
     EndOfWalReason, ReadError, ReaderOptions, SegmentSource, SourceError, WalReader, WalRecord,
 };
-use walden::{Lsn, SegmentSize, TimeLineId};
+use walden::{Lsn, SegmentPos, SegmentSize};
 
 fn seg() -> SegmentSize {
     SegmentSize::new(1 << 20).unwrap()
@@ -156,13 +156,8 @@ impl SegmentSource for FailingSource {
         self.inner.seg
     }
 
-    fn read_at(
-        &mut self,
-        tli: TimeLineId,
-        segno: u64,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> Result<usize, SourceError> {
+    fn read_at(&mut self, at: SegmentPos, buf: &mut [u8]) -> Result<usize, SourceError> {
+        let SegmentPos { tli, segno, .. } = at;
         if segno == self.failing_segno {
             let source = std::io::Error::from_raw_os_error(5);
             return Err(SourceError::Io {
@@ -170,7 +165,7 @@ impl SegmentSource for FailingSource {
                 source,
             });
         }
-        self.inner.read_at(tli, segno, offset, buf)
+        self.inner.read_at(at, buf)
     }
 }
 

@@ -16,7 +16,7 @@ use walden::internals::format::record::RECORD_HEADER_SIZE;
 use walden::internals::{maxalign, PAGE_SIZE};
 use walden::message::{switch_record_header, LogicalMessage};
 use walden::RecordHeader;
-use walden::{Lsn, SegmentSize, TimeLineId};
+use walden::{Lsn, SegmentPos, SegmentSize};
 use walden::{SegmentSource, SourceError};
 
 /// System identifier written into every long header.
@@ -230,13 +230,8 @@ impl SegmentSource for MemSource {
         self.seg
     }
 
-    fn read_at(
-        &mut self,
-        tli: TimeLineId,
-        segno: u64,
-        offset: u64,
-        buf: &mut [u8],
-    ) -> Result<usize, SourceError> {
+    fn read_at(&mut self, at: SegmentPos, buf: &mut [u8]) -> Result<usize, SourceError> {
+        let SegmentPos { tli, segno, offset } = at;
         let bytes = match self.segments.get(&segno) {
             Some(b) if tli == 1 => b,
             _ => {
