@@ -32,10 +32,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use walden::internals::format::crc::body_crc;
-use walden::internals::{BufferRing, PageIdentity};
-use walden::internals::{PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
-use walden::Lsn;
-use walden::{Config, PageInitKind, Record, SegmentSize, SlotChoice, SyncMethod, Wal, WalFormat};
+use walden::internals::{BufferRing, PageIdentity, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
+use walden::{
+    Config, Lsn, PageInitKind, Record, SegmentSize, SlotChoice, SyncMethod, Wal, WalFormat,
+};
 
 use crate::discard::DiscardStorage;
 use crate::limits::{self, LimitError, Probe};

@@ -21,8 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use walden::internals::PAGE_SIZE;
-use walden::{Config, Eviction, SegmentSize, SyncMethod, Wal};
-use walden::{FsStorage, Storage};
+use walden::{Config, Eviction, FsStorage, SegmentSize, Storage, SyncMethod, Wal};
 
 use crate::delay::DelayStorage;
 use crate::measure::grid;

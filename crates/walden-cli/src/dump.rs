@@ -8,8 +8,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
-use walden::{Lsn, SegmentSize, TimeLineId};
-use walden::{ReaderOptions, WalReader};
+use walden::{Lsn, ReaderOptions, SegmentSize, TimeLineId, WalReader};
 
 use stats::Stats;
 

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use walden::internals::{ControlFile, SegmentFiles};
-use walden::FsStorage;
-use walden::Lsn;
-use walden::{ReadError, ReaderOptions, WalReader};
+use walden::{FsStorage, Lsn, ReadError, ReaderOptions, WalReader};
 
 use crate::dump::stats::Stats;
 

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use walden::message::LogicalMessage;
 use walden::rmgr::RM_LOGICALMSG_ID;
-use walden::Lsn;
-use walden::{ReadError, ReaderOptions, WalReader};
+use walden::{Lsn, ReadError, ReaderOptions, WalReader};
 
 use crate::self_checking::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
 

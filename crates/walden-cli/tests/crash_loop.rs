@@ -13,8 +13,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{verify_acked, walden};
-use walden::{Lsn, SegmentSize};
-use walden::{ReaderOptions, WalReader};
+use walden::{Lsn, ReaderOptions, SegmentSize, WalReader};
 
 /// Segment size of the log `walden write` makes, in bytes.
 const SEGMENT_BYTES: u64 = 1 << 20;

@@ -5,10 +5,7 @@ use std::io;
 use std::path::PathBuf;
 
 use openraft::{AnyError, ErrorSubject, ErrorVerb, NodeId, StorageError, StorageIOError};
-use walden::BadSegmentSize;
-use walden::BodyError;
-use walden::Lsn;
-use walden::ReadError;
+use walden::{BadSegmentSize, BodyError, Lsn, ReadError};
 
 use crate::codec::RecordKind;
 use crate::contents::Discontinuity;

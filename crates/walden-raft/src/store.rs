@@ -10,8 +10,7 @@ use openraft::{
     ErrorSubject, ErrorVerb, LogId, LogState, OptionalSend, RaftLogReader, RaftTypeConfig,
     StorageError, Vote,
 };
-use walden::ReadError;
-use walden::{Config, Lsn, Record, SegmentSize, Wal};
+use walden::{Config, Lsn, ReadError, Record, SegmentSize, Wal};
 
 use crate::codec::{LogRecord, RecordKind};
 use crate::compact::{Checkpoints, Compaction};

@@ -20,9 +20,7 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use walden::internals::link_table_capacity_for;
-use walden::internals::LinkCell;
-use walden::internals::{PrevLink, Reservation, Reserver};
+use walden::internals::{link_table_capacity_for, LinkCell, PrevLink, Reservation, Reserver};
 use walden::{Lsn, ReservationKind, SegmentSize};
 
 /// Mailbox fields: 2^20 (8 MiB), reused every 8 MiB of reservations. The

@@ -8,8 +8,7 @@ use std::io::{self, Write};
 use walden::internals::maxalign;
 use walden::rmgr;
 use walden::rmgr::{RM_MAX_BUILTIN_ID, RM_XLOG_ID, XLOG_SWITCH};
-use walden::WalRecord;
-use walden::{Lsn, SegmentSize};
+use walden::{Lsn, SegmentSize, WalRecord};
 
 /// Counts of one resource manager.
 #[derive(Clone, Copy, Debug, Default)]

@@ -11,9 +11,7 @@ use walden::internals::format::body::{
 use walden::internals::format::crc::{body_crc, finish_record_crc, record_crc, seal};
 use walden::internals::format::page::{LongPageHeader, PageHeader, XLP_LONG_HEADER};
 use walden::message::{CheckPoint, LogicalMessage, OverwriteContrecord, CHECKPOINT_SIZE};
-use walden::Lsn;
-use walden::RecordHeader;
-use walden::{BlockImage, BlockRef, Body, RelFileNode};
+use walden::{BlockImage, BlockRef, Body, Lsn, RecordHeader, RelFileNode};
 
 fn record_header() -> impl Strategy<Value = RecordHeader> {
     (

@@ -2,9 +2,7 @@
 //! record, on fresh WAL from a real server (`scripts/pg-wal-gen`), and the
 //! edge-case records sit where the generator put them.
 
-use walden::Body;
-use walden::Lsn;
-use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::{Body, Lsn, ReadError, ReaderOptions, WalReader, WalRecord};
 use walden_testkit::{
     format_lsn, generated_wal, parse_waldump_output, record_end, run_pg_waldump, walden_describes,
     BlockImage, GeneratedWal, SkipNote, WaldumpBlockRef, WaldumpOutput, PAGE_SIZE,

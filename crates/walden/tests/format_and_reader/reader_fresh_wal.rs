@@ -5,8 +5,7 @@
 use crate::support::reader::corrupt;
 use crate::support::reader::corrupt::{CorruptionPoints, Crossing};
 use walden::internals::PAGE_SIZE;
-use walden::{Lsn, SegmentSize};
-use walden::{ReaderOptions, WalReader};
+use walden::{Lsn, ReaderOptions, SegmentSize, WalReader};
 
 #[test]
 fn corruption_recipes_on_fresh_postgres_wal() {

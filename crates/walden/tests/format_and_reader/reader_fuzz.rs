@@ -17,8 +17,7 @@ use walden::internals::format::crc::record_crc;
 use walden::internals::{maxalign, PAGE_SIZE};
 use walden::message::OverwriteContrecord;
 use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
-use walden::RecordHeader;
-use walden::{Lsn, SegmentSize};
+use walden::{Lsn, RecordHeader, SegmentSize};
 
 /// Undamaged WAL and the records it holds.
 struct Base {

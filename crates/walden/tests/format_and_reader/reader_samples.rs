@@ -11,8 +11,7 @@ use walden::message::describe_block_refs;
 use walden::rmgr::{
     record_type_name, RM_LOGICALMSG_ID, RM_XACT_ID, RM_XLOG_ID, XLOG_XACT_COMMIT, XLOG_XACT_OPMASK,
 };
-use walden::Lsn;
-use walden::{EndOfWalReason, ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::{EndOfWalReason, Lsn, ReadError, ReaderOptions, WalReader, WalRecord};
 
 fn lsn(s: &str) -> Lsn {
     s.parse().unwrap()

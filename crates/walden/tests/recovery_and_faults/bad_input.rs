@@ -8,10 +8,11 @@ use crate::support::fault::{
     assert_acknowledged, payload, read_log, small_config, storage, Acked, DIR, USER_RMID,
 };
 use walden::internals::ControlFile;
-use walden::WriteError;
-use walden::{Config, ConfigError, Error, Record, RecordError, SegmentSize, SyncMethod, Wal};
-use walden::{ControlFileError, CorruptControlFile, SegmentError, SimStorage, Storage};
-use walden::{WalFormat, MAX_RECORD_SIZE};
+use walden::{
+    Config, ConfigError, ControlFileError, CorruptControlFile, Error, Record, RecordError,
+    SegmentError, SegmentSize, SimStorage, Storage, SyncMethod, Wal, WalFormat, WriteError,
+    MAX_RECORD_SIZE,
+};
 
 fn config() -> Config {
     small_config(8)

@@ -18,9 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::support::fault::{read_log, small_config, storage, DIR, USER_RMID};
 use walden::internals::format::page::{PG15_PAGE_MAGIC, XLP_FIRST_IS_CONTRECORD};
 use walden::internals::{maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
-use walden::SimStorage;
-use walden::{Config, Lsn, Record, SegmentSize, Wal};
-use walden::{EndOfWalReason, ReadError};
+use walden::{Config, EndOfWalReason, Lsn, ReadError, Record, SegmentSize, SimStorage, Wal};
 
 /// What the next record position is made to look like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

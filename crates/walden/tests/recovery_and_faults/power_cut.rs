@@ -36,9 +36,10 @@ use crate::support::fault::{
     Rng, DIR, DURABLE_SYNC_METHODS, USER_RMID,
 };
 use walden::internals::maxalign;
-use walden::WalRecord;
-use walden::{Config, Lsn, Record, RecoveryReport, SegmentSize, Wal, WalFormat};
-use walden::{SimStats, SimStorage};
+use walden::{
+    Config, Lsn, Record, RecoveryReport, SegmentSize, SimStats, SimStorage, Wal, WalFormat,
+    WalRecord,
+};
 
 /// Cuts per life.
 const CUTS_PER_LIFE: u64 = 20;

@@ -8,8 +8,7 @@ use std::os::unix::fs::FileExt;
 use crate::support::wal::{pg_waldump_agrees, read_from};
 use walden::internals::PAGE_SIZE;
 use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
-use walden::{Config, Lsn, Record, SegmentSize, SyncMethod, Wal};
-use walden::{ReaderOptions, WalReader};
+use walden::{Config, Lsn, ReaderOptions, Record, SegmentSize, SyncMethod, Wal, WalReader};
 
 fn config() -> Config {
     Config {

@@ -11,12 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use walden::internals::{ControlFile, SegmentFiles};
-use walden::Lsn;
-use walden::SegmentSize;
-use walden::WalFormat;
 use walden::{
     ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, Storage, StorageFile,
 };
+use walden::{Lsn, SegmentSize, WalFormat};
 
 /// Linux's errno for "no space left on device".
 const ENOSPC: i32 = 28;

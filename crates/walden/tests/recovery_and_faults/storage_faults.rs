@@ -20,9 +20,10 @@ use crate::support::fault::{
     assert_acknowledged, payload, read_log, storage, strategy_configs, Acked, Rng, DIR,
     DURABLE_SYNC_METHODS, FORMATS, USER_RMID,
 };
-use walden::{Config, Error, Record, ReservationKind, Wal, WalFormat};
-use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
-use walden::{SimStorage, Storage};
+use walden::{
+    Config, Error, ReadError, ReaderOptions, Record, ReservationKind, SimStorage, Storage, Wal,
+    WalFormat, WalReader, WalRecord,
+};
 
 /// Threads of the multi-thread workloads.
 const THREADS: u64 = 4;

@@ -27,8 +27,7 @@ use crate::support::fault::{
     USER_RMID,
 };
 use walden::internals::maxalign;
-use walden::SimStorage;
-use walden::{Config, Lsn, Record, SyncMethod, Wal};
+use walden::{Config, Lsn, Record, SimStorage, SyncMethod, Wal};
 
 const THREADS: u64 = 4;
 const OPS_PER_THREAD: u64 = 40;

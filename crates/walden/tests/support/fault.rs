@@ -5,13 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use walden::internals::ControlFile;
-use walden::internals::StorageSource;
+use walden::internals::{ControlFile, StorageSource};
 use walden::{
     Config, Eviction, Lsn, PageInitKind, ReservationKind, SlotChoice, SyncMethod, WalFormat,
 };
-use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
-use walden::{SimStorage, Storage};
+use walden::{ReadError, ReaderOptions, SimStorage, Storage, WalReader, WalRecord};
 
 /// Resource manager of the records the workloads insert.
 pub const USER_RMID: u8 = 128;

@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use walden::internals::maxalign;
-use walden::{Lsn, Record, RecordSpan, SegmentSize, Wal};
-use walden::{ReadError, ReaderOptions, WalReader, WalRecord};
+use walden::{
+    Lsn, ReadError, ReaderOptions, Record, RecordSpan, SegmentSize, Wal, WalReader, WalRecord,
+};
 
 /// Reads every record from the first segment's first record to the end of
 /// WAL, and the error that ended the scan.

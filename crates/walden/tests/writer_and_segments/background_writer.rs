@@ -6,8 +6,9 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use walden::{Config, ConfigError, Lsn, Record, SyncMethod, Wal};
-use walden::{FsStorage, OpenOptions, Storage, StorageFile};
+use walden::{
+    Config, ConfigError, FsStorage, Lsn, OpenOptions, Record, Storage, StorageFile, SyncMethod, Wal,
+};
 
 /// How long a test waits for the writer before failing.
 const PATIENCE: Duration = Duration::from_secs(60);

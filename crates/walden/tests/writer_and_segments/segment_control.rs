@@ -4,12 +4,8 @@
 use std::fs;
 use std::path::Path;
 
-use walden::internals::ControlFile;
-use walden::internals::{CONTROL_FILE_LEN, CONTROL_FILE_NAME};
-use walden::Lsn;
-use walden::SegmentSize;
-use walden::WalFormat;
-use walden::{ControlFileError, CorruptControlFile, FsStorage};
+use walden::internals::{ControlFile, CONTROL_FILE_LEN, CONTROL_FILE_NAME};
+use walden::{ControlFileError, CorruptControlFile, FsStorage, Lsn, SegmentSize, WalFormat};
 
 fn sample() -> ControlFile {
     let mut c = ControlFile::new(WalFormat::Postgres15, SegmentSize::new(1 << 20).unwrap(), 1);

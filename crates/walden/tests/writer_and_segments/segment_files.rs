@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use walden::internals::{plan_recycling, SegmentFiles};
-use walden::SegmentSize;
-use walden::{FileOp, FileSyncMode, FsStorage, SegmentError};
+use walden::{FileOp, FileSyncMode, FsStorage, SegmentError, SegmentSize};
 
 const MIB: u64 = 1 << 20;
 

@@ -19,15 +19,12 @@ use std::time::{Duration, Instant};
 
 use crate::support::wal::{insert_at_page_offset, payload, pg_waldump_agrees};
 use walden::internals::format::page::PageHeader;
-use walden::internals::ControlFile;
-use walden::internals::{maxalign, PAGE_SIZE};
-use walden::FsStorage;
-use walden::Lsn;
-use walden::WalRecord;
+use walden::internals::{maxalign, ControlFile, PAGE_SIZE};
 use walden::{
     Config, Eviction, PageInitKind, Record, RecordSpan, ReservationKind, SegmentSize, SyncMethod,
     Wal, WalFormat,
 };
+use walden::{FsStorage, Lsn, WalRecord};
 
 const RMID: u8 = 130;
 

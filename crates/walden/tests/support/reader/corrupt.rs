@@ -9,9 +9,7 @@ use std::path::Path;
 
 use walden::internals::format::crc::record_crc;
 use walden::internals::format::page::{PageHeader, XLP_FIRST_IS_CONTRECORD};
-use walden::BodyError;
-use walden::Lsn;
-use walden::{EndOfWalReason, ReadError, ReaderOptions, WalReader};
+use walden::{BodyError, EndOfWalReason, Lsn, ReadError, ReaderOptions, WalReader};
 
 /// A record that continues onto `page`, and the record before it.
 #[derive(Clone, Copy, Debug)]

@@ -1,8 +1,7 @@
 //! A parser of the `pg_waldump` record lines recorded next to the sample
 //! WAL, and the same line made from a Walden record.
 
-use walden::Lsn;
-use walden::WalRecord;
+use walden::{Lsn, WalRecord};
 
 /// One record line of pg_waldump's output.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,9 +15,7 @@ use walden::internals::format::page::{
 use walden::internals::format::record::RECORD_HEADER_SIZE;
 use walden::internals::{maxalign, PAGE_SIZE};
 use walden::message::{switch_record_header, LogicalMessage};
-use walden::RecordHeader;
-use walden::{Lsn, SegmentPos, SegmentSize};
-use walden::{SegmentSource, SourceError};
+use walden::{Lsn, RecordHeader, SegmentPos, SegmentSize, SegmentSource, SourceError};
 
 /// System identifier written into every long header.
 const SYSID: u64 = 0x5A5A_0000_1234_5678;
