@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::{InsertPath, RecordSpan, StartPoint};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ReservationKind};
+use crate::error::Error;
 use crate::format::body::main_data_header_len;
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
@@ -116,7 +117,7 @@ fn steps(seg_bytes: usize) -> Vec<Step> {
 fn run(
     dir: &Path,
     config: &Config,
-    insert: fn(&InsertPath, &Record) -> Result<RecordSpan, crate::Error>,
+    insert: fn(&InsertPath, &Record) -> Result<RecordSpan, Error>,
 ) -> (Vec<Option<RecordSpan>>, Vec<Record>) {
     let path = insert_path(dir, config);
     let seg = path.seg;
