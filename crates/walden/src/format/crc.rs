@@ -7,8 +7,9 @@
 //! together.
 //!
 //! The insert path computes the body part before it knows the record's
-//! prev-link, outside any lock ([`body_crc`]), and finishes it once the
-//! header is complete ([`finish_record_crc`]).
+//! prev-link, outside any lock, over the body's parts without assembling
+//! them ([`parts_crc`]), and finishes it once the header is complete
+//! ([`finish_record_crc`], or `WalFormat::seal_header`).
 
 use super::record::{RecordHeader, RECORD_HEADER_SIZE, XL_CRC};
 
@@ -18,6 +19,19 @@ use super::record::{RecordHeader, RECORD_HEADER_SIZE, XL_CRC};
 #[inline]
 pub fn body_crc(body: &[u8]) -> u32 {
     crc32c::crc32c(body)
+}
+
+/// The CRC-32C of a record body given as consecutive parts (headers and
+/// payload slices, in order): equal to [`body_crc`] of their concatenation,
+/// without putting them together.
+///
+/// PostgreSQL: the `COMP_CRC32C` loop over the rdata chain in
+/// `XLogRecordAssemble`.
+#[inline]
+pub fn parts_crc(parts: &[&[u8]]) -> u32 {
+    parts
+        .iter()
+        .fold(0, |crc, part| crc32c::crc32c_append(crc, part))
 }
 
 /// Completes a record CRC from [`body_crc`] and the finished header.
@@ -77,6 +91,20 @@ mod tests {
         let mut wrong = HEADER[..XL_CRC.start].to_vec();
         wrong.extend_from_slice(&BODY);
         assert_eq!(crc32c::crc32c(&wrong), 0xE182_8345);
+    }
+
+    #[test]
+    fn parts_crc_is_the_crc_of_the_concatenation() {
+        assert_eq!(parts_crc(&[]), body_crc(&[]));
+        for cut in 0..=BODY.len() {
+            let (a, b) = BODY.split_at(cut);
+            assert_eq!(parts_crc(&[a, b]), body_crc(&BODY), "cut at {cut}");
+            assert_eq!(
+                parts_crc(&[&[], a, &[], b]),
+                body_crc(&BODY),
+                "cut at {cut}"
+            );
+        }
     }
 
     #[test]

@@ -13,14 +13,14 @@
 
 pub mod reserve;
 pub mod slots;
-
-use std::cell::RefCell;
+#[cfg(test)]
+mod tests;
 
 use crate::buffer::{BufferRing, Eviction, PageInit};
 use crate::config::{Config, ReservationKind, SlotChoice};
 use crate::error::Error;
 use crate::format::crc;
-use crate::format::record::RecordHeader;
+use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
 use crate::format::WalFormat;
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
@@ -30,13 +30,6 @@ use crate::write::{SegmentSupply, Writer};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
 use slots::{InsertionProgress, SlotArray, SlotStats};
-
-/// Encode buffers above this size are not kept between inserts.
-const KEEP_ENCODE_BUFFER: usize = 1 << 20;
-
-thread_local! {
-    static ENCODE_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
 
 /// Where an inserted record landed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -178,51 +171,67 @@ impl InsertPath {
     }
 
     /// Inserts `rec`; see [`crate::Wal::insert_span`].
+    ///
+    /// The record is never assembled: its body is the small main-data
+    /// header and the caller's data, CRC'd in place and copied once,
+    /// straight into the ring (PostgreSQL: `XLogRecordAssemble`'s rdata
+    /// chain, `CopyXLogRecordToWAL`).
     pub(crate) fn insert(&self, rec: &Record) -> Result<RecordSpan, Error> {
         rec.validate()?;
-        self.writer.check()?;
-        let header_size = self.format.record_header_size();
-        ENCODE_BUFFER.with(|cell| {
-            let mut buf = cell.borrow_mut();
-            buf.clear();
-            buf.resize(header_size, 0);
-            rec.encode_body(&mut buf);
-            let body_crc = crc::body_crc(&buf[header_size..]);
-            let size = maxalign(buf.len() as u64);
-            let header = RecordHeader {
-                tot_len: buf.len() as u32,
-                xid: rec.xid,
-                prev: Lsn::INVALID,
-                info: rec.info,
-                rmid: rec.rmid,
-                crc: 0,
-            };
-            let result = {
-                let _critical = CriticalSection;
-                let slot = self.slots.acquire(self.slot_choice);
-                let r = self.reserver.reserve(size);
-                let placed = self.place_record(&mut buf, header, body_crc, r, &slot);
-                slot.count_record(size);
-                placed
-            };
-            if buf.capacity() > KEEP_ENCODE_BUFFER {
-                *buf = Vec::new();
-            }
-            result
-        })
+        let body_header = rec.body_header();
+        self.insert_body(rec, &[body_header.as_bytes(), &rec.data])
     }
 
-    /// Fills the reservation `r` with the encoded record in `buf` whose
-    /// header is still to be finished: gets the prev-link, seals the header
-    /// in the log's format, copies the record in, and, with
-    /// `PrevLinkInBuffer`, writes the next record's prev-link into the
-    /// buffer (before the copy, or after it for a record about the ring's
-    /// size; see [`reserve::prev_link_in_buffer`]).
+    /// Inserts the record with `rec`'s header fields and the body made of
+    /// `body`'s parts, in order; `rec` is validated.
+    fn insert_body(&self, rec: &Record, body: &[&[u8]]) -> Result<RecordSpan, Error> {
+        self.writer.check()?;
+        let tot_len =
+            self.format.record_header_size() + body.iter().map(|p| p.len()).sum::<usize>();
+        // Outside the critical section: a long record's CRC overlaps other
+        // inserters' work.
+        let body_crc = crc::parts_crc(body);
+        let size = maxalign(tot_len as u64);
+        let header = RecordHeader {
+            // At most MAX_RECORD_SIZE: `rec` is validated.
+            tot_len: tot_len as u32,
+            xid: rec.xid,
+            prev: Lsn::INVALID,
+            info: rec.info,
+            rmid: rec.rmid,
+            crc: 0,
+        };
+        let _critical = CriticalSection;
+        let slot = self.slots.acquire(self.slot_choice);
+        let r = self.reserver.reserve(size);
+        let placed = self.place_record(header, body_crc, body, r, &slot);
+        slot.count_record(size);
+        placed
+    }
+
+    /// The reference for [`Self::insert`]: encodes `rec`'s body into one
+    /// contiguous buffer first, as the insert path did before it copied
+    /// parts; the log it produces must be byte-identical.
+    #[cfg(test)]
+    pub(crate) fn insert_contiguous(&self, rec: &Record) -> Result<RecordSpan, Error> {
+        rec.validate()?;
+        let mut body = Vec::new();
+        rec.encode_body(&mut body);
+        self.insert_body(rec, &[&body])
+    }
+
+    /// Fills the reservation `r` with the record whose header is still to
+    /// be finished and whose body is `body`'s parts (with CRC `body_crc`):
+    /// gets the prev-link, seals the header in the log's format, copies
+    /// the header and the parts in, and, with `PrevLinkInBuffer`, writes the
+    /// next record's prev-link into the buffer (before the copy, or after
+    /// it for a record about the ring's size; see
+    /// [`reserve::prev_link_in_buffer`]).
     fn place_record(
         &self,
-        buf: &mut [u8],
         header: RecordHeader,
         body_crc: u32,
+        body: &[&[u8]],
         r: Reservation,
         progress: &impl InsertionProgress,
     ) -> Result<RecordSpan, Error> {
@@ -238,9 +247,11 @@ impl InsertPath {
         }
         let prev = self.prev_link(&r, span.start, progress)?;
         let header = RecordHeader { prev, ..header };
-        let format = self.format;
-        format.seal_header(&header, span.start, self.seg, body_crc, buf);
-        self.copy_record(buf, r.start, progress)?;
+        let mut sealed = [0; RECORD_HEADER_SIZE];
+        let sealed = &mut sealed[..self.format.record_header_size()];
+        self.format
+            .seal_header(&header, span.start, self.seg, body_crc, sealed);
+        self.copy_record(sealed, body, r.start, progress)?;
         if after_copy {
             self.publish_next_link(&r, self.advertisement(span.end), progress)?;
         }
@@ -319,9 +330,10 @@ impl InsertPath {
             rmid: RM_XLOG_ID,
             crc: 0,
         };
-        let mut buf = vec![0u8; header_size];
-        format.seal_header(&header, start, self.seg, crc::body_crc(&[]), &mut buf);
-        self.copy_record(&buf, r.start, &all)?;
+        let mut sealed = [0; RECORD_HEADER_SIZE];
+        let sealed = &mut sealed[..header_size];
+        format.seal_header(&header, start, self.seg, crc::body_crc(&[]), sealed);
+        self.copy_record(sealed, &[], r.start, &all)?;
         // The rest of the segment belongs to the switch record: every page
         // after the record's last one goes out all zeros, header included,
         // as PostgreSQL 15 writes it.
@@ -347,35 +359,43 @@ impl InsertPath {
         }))
     }
 
-    /// Copies an encoded record into the ring at usable position `start`,
-    /// across pages and segments, marking each page it continues onto.
+    /// Copies a record, its sealed `header` then its `body` parts in
+    /// order, into the ring at usable position `start`, each byte once,
+    /// across pages and segments, marking each page it continues onto with
+    /// the record bytes still to come (`xlp_rem_len`).
     fn copy_record(
         &self,
-        bytes: &[u8],
+        header: &[u8],
+        body: &[&[u8]],
         start: u64,
         progress: &impl InsertionProgress,
     ) -> Result<(), Error> {
+        let mut remaining = header.len() + body.iter().map(|p| p.len()).sum::<usize>();
         let mut at = self.seg.pos_to_start_lsn(start);
-        let mut rest = bytes;
-        let mut continued = false;
-        loop {
-            let page = at.page_start();
-            self.map_page(page, self.advertisement(at), progress)?;
-            if continued {
-                // SAFETY: the page is initialised and our record covers its start.
-                unsafe { self.ring.set_contrecord(page, rest.len() as u32) };
+        self.map_page(at.page_start(), self.advertisement(at), progress)?;
+        let mut room = (PAGE_SIZE - at.page_offset()) as usize;
+        for part in std::iter::once(header).chain(body.iter().copied()) {
+            let mut rest = part;
+            while !rest.is_empty() {
+                if room == 0 {
+                    // `at` is the next page's start: continue the record there.
+                    let page = at;
+                    at = Lsn(page.0 + self.seg.page_header_size(page));
+                    self.map_page(page, self.advertisement(at), progress)?;
+                    // SAFETY: the page is initialised and our record covers its start.
+                    unsafe { self.ring.set_contrecord(page, remaining as u32) };
+                    room = (PAGE_SIZE - at.page_offset()) as usize;
+                }
+                let n = rest.len().min(room);
+                // SAFETY: the page is initialised and these bytes are ours.
+                unsafe { self.ring.copy_in(at, &rest[..n]) };
+                rest = &rest[n..];
+                at = Lsn(at.0 + n as u64);
+                room -= n;
+                remaining -= n;
             }
-            let n = rest.len().min((PAGE_SIZE - at.page_offset()) as usize);
-            // SAFETY: the page is initialised and these bytes are ours.
-            unsafe { self.ring.copy_in(at, &rest[..n]) };
-            rest = &rest[n..];
-            if rest.is_empty() {
-                return Ok(());
-            }
-            let next = Lsn(page.0 + PAGE_SIZE);
-            at = Lsn(next.0 + self.seg.page_header_size(next));
-            continued = true;
         }
+        Ok(())
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

@@ -33,13 +33,46 @@ pub fn encode_main_data(data: &[u8], out: &mut Vec<u8>) {
 
 /// Appends the main-data header for `len` bytes (nothing when 0).
 pub(super) fn encode_main_data_header(len: usize, out: &mut Vec<u8>) {
-    match len {
-        0 => {}
-        1..=255 => out.extend_from_slice(&[XLR_BLOCK_ID_DATA_SHORT, len as u8]),
-        _ => {
-            out.push(XLR_BLOCK_ID_DATA_LONG);
-            out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(MainDataHeader::new(len).as_bytes());
+}
+
+/// The encoded main-data header for some length, held on the stack: the
+/// first part of a record body without blocks, origin or top-level xid, so
+/// that the insert path can write the main data straight from the caller's
+/// slice after it (PostgreSQL: the `rdata` entry `XLogRecordAssemble`
+/// chains before the main data).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MainDataHeader {
+    bytes: [u8; LONG_HEADER_SIZE],
+    len: usize,
+}
+
+impl MainDataHeader {
+    /// The header for `len` bytes of main data, in the form
+    /// [`encode_main_data`] writes; `len` above `u32::MAX` is recorded
+    /// truncated, as there.
+    pub fn new(len: usize) -> Self {
+        let mut bytes = [0; LONG_HEADER_SIZE];
+        let header_len = main_data_header_len(len);
+        match header_len {
+            0 => {}
+            SHORT_HEADER_SIZE => {
+                bytes[..SHORT_HEADER_SIZE].copy_from_slice(&[XLR_BLOCK_ID_DATA_SHORT, len as u8])
+            }
+            _ => {
+                bytes[0] = XLR_BLOCK_ID_DATA_LONG;
+                bytes[1..].copy_from_slice(&(len as u32).to_le_bytes());
+            }
         }
+        MainDataHeader {
+            bytes,
+            len: header_len,
+        }
+    }
+
+    /// The header's encoded bytes: empty for no main data.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
     }
 }
 
@@ -62,6 +95,11 @@ mod tests {
             encode_main_data(&data, &mut out);
             assert_eq!(&out[..header.len()], &header[..], "len {len}");
             assert_eq!(out.len(), main_data_header_len(len) + len);
+            assert_eq!(
+                MainDataHeader::new(len).as_bytes(),
+                &header[..],
+                "len {len}"
+            );
             let body = Body {
                 main_data: data.clone(),
                 ..Default::default()

@@ -25,7 +25,7 @@ pub use block::{
     BKPBLOCK_SAME_REL, BKPBLOCK_WILL_INIT, BKPIMAGE_APPLY, BKPIMAGE_COMPRESS_LZ4,
     BKPIMAGE_COMPRESS_PGLZ, BKPIMAGE_COMPRESS_ZSTD, BKPIMAGE_HAS_HOLE, BLCKSZ,
 };
-pub use main_data::{encode_main_data, main_data_header_len};
+pub use main_data::{encode_main_data, main_data_header_len, MainDataHeader};
 
 /// Highest block reference id (PostgreSQL: `XLR_MAX_BLOCK_ID`).
 pub const XLR_MAX_BLOCK_ID: u8 = 32;

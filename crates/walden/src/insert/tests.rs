@@ -1,0 +1,222 @@
+//! The insert path copies a record as parts (sealed header, body header,
+//! the caller's data) straight into the ring; the log it writes must be
+//! byte-identical to the one the contiguous encoding
+//! ([`InsertPath::insert_contiguous`], the encoder it replaced) writes, in
+//! every format and reservation design, for records that end or split at
+//! every kind of place: empty, one byte, short and long main-data headers,
+//! a record header split by a page boundary, a record ending at a page
+//! end, several pages, more than a segment, and a switch.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{InsertPath, RecordSpan, StartPoint};
+use crate::buffer::{BufferRing, PageIdentity};
+use crate::config::{Config, ReservationKind};
+use crate::error::Error;
+use crate::format::body::main_data_header_len;
+use crate::format::WalFormat;
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::read::{ReaderOptions, WalReader};
+use crate::record::Record;
+use crate::segment::{FsStorage, SegmentFiles};
+use crate::write::SegmentSupply;
+
+const RMID: u8 = 140;
+
+/// An insert path over a fresh log in `dir`, starting at segment 1, with
+/// a fixed system identifier so that two logs can be compared bytewise.
+fn insert_path(dir: &Path, config: &Config) -> InsertPath {
+    let seg = config.segment().expect("valid segment size");
+    let ring = BufferRing::new(
+        (config.buffers / PAGE_SIZE) as usize,
+        seg,
+        PageIdentity {
+            timeline: 1,
+            system_id: 0x5741_4C44_454E,
+            format: config.format,
+        },
+    );
+    let files = SegmentFiles::new(Arc::new(FsStorage), dir, seg, 1);
+    let start = seg.segment_start(1);
+    InsertPath::new(
+        config,
+        seg,
+        ring,
+        SegmentSupply::new(files),
+        StartPoint {
+            next_pos: seg.lsn_to_pos(start).expect("a segment start is usable"),
+            prev: Lsn::INVALID,
+            initialized_upto: start,
+            written: start,
+        },
+    )
+}
+
+/// Data of `len` bytes that differs from record to record.
+fn data(len: usize, salt: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i * 31 + salt * 7 + i / 251) as u8)
+        .collect()
+}
+
+/// The main-data length of the record starting at `at` whose aligned end
+/// is `target`, if there is one.
+fn len_ending_at(format: WalFormat, seg: SegmentSize, at: Lsn, target: Lsn) -> Option<usize> {
+    let header = format.record_header_size();
+    (0..3 * PAGE_SIZE as usize).find(|&len| {
+        let tot_len = header + main_data_header_len(len) + len;
+        seg.aligned_end(at, tot_len as u64) == Some(target)
+    })
+}
+
+/// What the test inserts, in order.
+enum Step {
+    /// A record with this much main data.
+    Data(usize),
+    /// A filler record so that the next record starts (or, at 0, the
+    /// filler ends) at this offset of a page at least 64 bytes ahead.
+    PadTo(u64),
+    /// An `XLOG_SWITCH`.
+    Switch,
+}
+
+/// The records and switches of the comparison: every place a record can
+/// start, split or end.
+fn steps(seg_bytes: usize) -> Vec<Step> {
+    let mut steps = vec![
+        Step::Data(0),
+        Step::Data(1),
+        Step::Data(100),
+        Step::Data(255),
+        Step::Data(256),
+    ];
+    // Record headers split after 16 and after 8 bytes, one ending at the
+    // page end, one whose main-data header starts the next page.
+    for offset in [8176, 8184, 0, 8168] {
+        steps.extend([Step::PadTo(offset), Step::Data(40), Step::Data(300)]);
+    }
+    steps.extend([
+        Step::Data(3 * PAGE_SIZE as usize + 123),
+        Step::Data(seg_bytes + seg_bytes / 2),
+        Step::Data(1 << 20),
+        Step::Switch,
+        Step::Data(7),
+        Step::Switch,
+        Step::Switch,
+        Step::Data(2 * seg_bytes),
+        Step::PadTo(8176),
+        Step::Data(seg_bytes - 50),
+    ]);
+    steps
+}
+
+/// Runs [`steps`] on a fresh log in `dir`, inserting with `insert`;
+/// returns each step's span (the filler's for `PadTo`) and the records
+/// inserted, in order.
+fn run(
+    dir: &Path,
+    config: &Config,
+    insert: fn(&InsertPath, &Record) -> Result<RecordSpan, Error>,
+) -> (Vec<Option<RecordSpan>>, Vec<Record>) {
+    let path = insert_path(dir, config);
+    let seg = path.seg;
+    let mut spans = Vec::new();
+    let mut records = Vec::new();
+    for (i, step) in steps(seg.bytes() as usize).into_iter().enumerate() {
+        let (len, ends_at) = match step {
+            Step::Data(len) => (len, None),
+            Step::PadTo(offset) => {
+                let at = path.insert_position();
+                let page = Lsn((at.0 + 64).next_multiple_of(PAGE_SIZE));
+                let target = Lsn(page.0 + offset);
+                let len = len_ending_at(config.format, seg, at, target)
+                    .or_else(|| len_ending_at(config.format, seg, at, Lsn(target.0 + PAGE_SIZE)))
+                    .expect("a filler length reaches any 8-aligned offset");
+                (len, Some(offset))
+            }
+            Step::Switch => {
+                spans.push(path.switch().expect("switch"));
+                continue;
+            }
+        };
+        let rec = Record::new(RMID, 0x10, data(len, i)).with_xid(i as u32);
+        let span = insert(&path, &rec).expect("insert");
+        if let Some(offset) = ends_at {
+            assert_eq!(span.end.page_offset(), offset, "filler of {len} bytes");
+        }
+        spans.push(Some(span));
+        records.push(rec);
+    }
+    let end = path.reserved_end();
+    assert_eq!(path.flush(end).expect("flush"), end);
+    (spans, records)
+}
+
+/// The segment files up to the one holding `end`.
+fn segments(dir: &Path, seg: SegmentSize, end: Lsn) -> Vec<Vec<u8>> {
+    (1..=seg.segno(Lsn(end.0 - 1)))
+        .map(|segno| std::fs::read(dir.join(seg.file_name(1, segno))).expect("segment file"))
+        .collect()
+}
+
+#[test]
+fn parts_write_the_same_log_as_the_contiguous_encoding() {
+    let mut pairs = 0;
+    for format in WalFormat::ALL {
+        for reservation in ReservationKind::ALL {
+            let config = Config {
+                format,
+                reservation,
+                segment_size: 1 << 20,
+                // Smaller than a record: pages are evicted mid-copy.
+                buffers: 256 << 10,
+                ..Config::default()
+            };
+            if config.validate().is_err() {
+                continue;
+            }
+            pairs += 1;
+            let seg = config.segment().expect("valid segment size");
+            let (parts_dir, whole_dir) =
+                (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (spans, records) = run(parts_dir.path(), &config, InsertPath::insert);
+            let (whole_spans, _) = run(whole_dir.path(), &config, InsertPath::insert_contiguous);
+            let what = format!("{format} with {reservation}");
+            assert_eq!(spans, whole_spans, "{what}: spans");
+            let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
+            let ours = segments(parts_dir.path(), seg, end);
+            let reference = segments(whole_dir.path(), seg, end);
+            assert_eq!(ours.len(), reference.len(), "{what}: segments");
+            for (n, (a, b)) in ours.iter().zip(&reference).enumerate() {
+                if let Some(at) = a.iter().zip(b).position(|(x, y)| x != y) {
+                    panic!("{what}: segment {} differs at byte {at:#x}", n + 1);
+                }
+                assert_eq!(a.len(), b.len(), "{what}: segment {} length", n + 1);
+            }
+
+            // And the log reads back: CRCs, prev-links, continuation
+            // lengths, the data.
+            let options = ReaderOptions {
+                end: Some(end),
+                ..ReaderOptions::default()
+            };
+            let mut reader = WalReader::open(parts_dir.path(), options)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let mut read = Vec::new();
+            while let Some(r) = reader
+                .next_record()
+                .unwrap_or_else(|e| panic!("{what}: {e}"))
+            {
+                if r.header.rmid == RMID {
+                    let body = r.decode_body().expect("body");
+                    let rec = Record::new(r.header.rmid, r.header.info, body.main_data);
+                    read.push(rec.with_xid(r.header.xid));
+                }
+            }
+            assert_eq!(read.len(), records.len(), "{what}: records read back");
+            assert!(read == records, "{what}: records read back differ");
+        }
+    }
+    assert_eq!(pairs, 5, "every design with every format it serves");
+}
