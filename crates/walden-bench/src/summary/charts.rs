@@ -283,6 +283,7 @@ mod tests {
                     threads,
                     record_bytes: bytes,
                 },
+                setup: Default::default(),
                 figures: figures(5.0, 1.0),
                 ns_per_record: 1.0,
             });

@@ -213,6 +213,7 @@ mod tests {
                     payload: 100,
                     threads: 2,
                 },
+                setup: Default::default(),
                 figures: figures(10.0, 4e6),
             },
             CommitResult {
@@ -221,6 +222,7 @@ mod tests {
                     payload: 100,
                     threads: 2,
                 },
+                setup: Default::default(),
                 figures: figures(10.0, 1e6),
             },
         ];
