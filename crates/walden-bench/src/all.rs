@@ -90,7 +90,7 @@ impl SuiteArgs {
     }
 
     /// Sends the suite's JSON to `json` and, for the suites that write
-    /// files (limits, commit, mix, peers, switch), its files into `dir`
+    /// files (limits, insert, commit, mix, peers, switch), its files into `dir`
     /// when one is given.
     fn direct(&mut self, json: PathBuf, dir: Option<&Path>) {
         let json = Some(json);
@@ -116,7 +116,10 @@ impl SuiteArgs {
             }
             SuiteArgs::Rwlock(a) => a.json = json,
             SuiteArgs::Reserve(a) => a.json = json,
-            SuiteArgs::Insert(a) => a.run.json = json,
+            SuiteArgs::Insert(a) => {
+                a.run.json = json;
+                set_dir(&mut a.run.dir);
+            }
             SuiteArgs::Logical(a) => a.json = json,
         }
     }
@@ -301,7 +304,7 @@ mod tests {
                     SuiteArgs::Commit(a) => (&a.run.json, Some(&a.run.dir)),
                     SuiteArgs::Mix(a) => (&a.run.json, Some(&a.run.dir)),
                     SuiteArgs::Peers(a) => (&a.run.json, Some(&a.run.dir)),
-                    SuiteArgs::Insert(a) => (&a.run.json, None),
+                    SuiteArgs::Insert(a) => (&a.run.json, Some(&a.run.dir)),
                     SuiteArgs::Rwlock(a) => (&a.json, None),
                     SuiteArgs::Reserve(a) => (&a.json, None),
                     SuiteArgs::Logical(a) => (&a.json, None),

@@ -30,12 +30,14 @@ use crate::measure::{
     interleave, remove_slice_dir, slice_dir, Measured, Merge, SliceSettings, TempDirError,
 };
 
+/// Warm-up runs of a steady slice, each followed by a checkpoint.
+pub const STEADY_WARM_UPS: usize = 2;
 /// The least WAL a steady slice's warm-up leaves, in segments, so that its
 /// checkpoint has segments to recycle however slow the workload.
 pub const STEADY_MIN_SEGMENTS: u64 = 2;
-/// `recycle_segments` of a steady slice's log: more than any warm-up
-/// writes, so that its checkpoint recycles every segment and removes none.
-const STEADY_RECYCLE_SEGMENTS: usize = 1 << 16;
+/// WAL bytes per second no slice writes: what bounds the segments a
+/// steady slice's checkpoints keep for recycling.
+const WAL_BANDWIDTH_CEILING: f64 = 16e9;
 /// Payload of the records that fill a warm-up up to
 /// [`STEADY_MIN_SEGMENTS`].
 const FILL_PAYLOAD: usize = 64 << 10;
@@ -263,25 +265,38 @@ pub fn measure_slice(
         let measured = work(&fresh.wal, duration, None)?;
         return fresh.finish(measured);
     }
+    // Keep every segment the warm-ups can write (each a little longer
+    // than the last), so that no checkpoint removes one.
+    let warm_ups: Vec<Duration> = (0..STEADY_WARM_UPS)
+        .map(|i| duration + duration * i as u32 / 2)
+        .collect();
+    let warm_seconds: f64 = warm_ups.iter().map(Duration::as_secs_f64).sum();
+    let most = (warm_seconds * WAL_BANDWIDTH_CEILING / config.segment_size as f64).ceil();
     let config = Config {
-        recycle_segments: config.recycle_segments.max(STEADY_RECYCLE_SEGMENTS),
+        recycle_segments: config.recycle_segments.max(most as usize),
         ..config
     };
     let segment = config.segment_size;
     let warm = FreshWal::create_on(parent, config, setup.storage)?;
-    work(&warm.wal, duration, None)?;
     let filler = Record::new(RM_MIN_CUSTOM_ID, 0, vec![0; FILL_PAYLOAD]);
-    while warm.wal.insert_position().as_u64() - warm.position < STEADY_MIN_SEGMENTS * segment {
-        warm.wal.insert(&filler)?;
+    // Where the recycled segments ahead of the insert position end: each
+    // checkpoint renames its obsolete segments to the first names missing
+    // after the insert position's segment (after those still ahead).
+    // Counted from the insert position, not its segment's start, it errs
+    // short by less than a segment.
+    let mut end = 0;
+    for &warm_up in &warm_ups {
+        work(&warm.wal, warm_up, None)?;
+        while warm.wal.insert_position().as_u64() - warm.position < STEADY_MIN_SEGMENTS * segment {
+            warm.wal.insert(&filler)?;
+        }
+        let before = warm.wal.stats().segments_recycled;
+        warm.wal.checkpoint()?;
+        let recycled = warm.wal.stats().segments_recycled - before;
+        end = end.max(warm.wal.insert_position().as_u64()) + recycled * segment;
     }
-    let before = warm.wal.stats().segments_recycled;
-    warm.wal.checkpoint()?;
-    let recycled = warm.wal.stats().segments_recycled - before;
     let FreshWal { wal, dir, .. } = warm;
     let steady = FreshWal::starting_now(wal, dir);
-    // The recycled segments follow the insert position's segment: writing
-    // `recycled` segments from here stays within them.
-    let end = steady.position + recycled * segment;
     let wal = &steady.wal;
     let past_recycled = move || wal.insert_position().as_u64() >= end;
     let measured = work(wal, duration, Some(&past_recycled))?;
@@ -388,6 +403,19 @@ impl From<&WalSlice> for WalFigures {
         }
     }
 }
+
+impl WalFigures {
+    /// `setup`'s label for a table, with `*` when a steady slice stopped
+    /// early ([`CUT_SHORT_NOTE`]).
+    pub fn setup_label(&self, setup: &LogSetup) -> String {
+        let mark = if self.slices_cut_short > 0 { "*" } else { "" };
+        format!("{}{mark}", setup.label())
+    }
+}
+
+/// The footnote of a table whose rows [`WalFigures::setup_label`] marked.
+pub const CUT_SHORT_NOTE: &str =
+    "* a steady slice ran out of recycled segments and stopped early (its rate is of the time it ran)";
 
 /// A case, how its logs were set up, and the figures its slices add up to.
 #[derive(Clone, Debug, Serialize, Deserialize)]

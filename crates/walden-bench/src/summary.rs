@@ -119,15 +119,23 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
     line(String::new());
     line("## Walden against PostgreSQL 15 (WAL bytes/s, PostgreSQL warmed up) — measured".into());
     line(String::new());
-    line("| payload | fsync | threads | walden segments | walden | postgresql | walden / postgresql |".into());
-    line("|---|---|---:|---|---:|---:|---:|".into());
+    line(
+        "| payload | fsync | threads | walden segments | postgresql in recycled segments | walden | postgresql | walden / postgresql |"
+            .into(),
+    );
+    line("|---|---|---:|---|---|---:|---:|---:|".into());
     for p in pg_ratios(&r.pg_workloads, &r.postgres) {
         line(format!(
-            "| {} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             size(p.payload),
             if p.durable { "on" } else { "off" },
             p.threads,
             p.segment_state,
+            match p.postgres_steady {
+                Some(true) => "yes",
+                Some(false) => "no: outran them",
+                None => "unknown",
+            },
             bytes_rate(p.walden),
             bytes_rate(p.postgres),
             p.ratio

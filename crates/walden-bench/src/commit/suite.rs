@@ -10,6 +10,7 @@ use clap::Args;
 use crate::args::{counts, defaults};
 use crate::commit::{self, CommitRecord, CommitResult};
 use crate::error::BenchError;
+use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::peers::best_config;
 use walden::{Config, SyncMethod};
 
@@ -166,7 +167,7 @@ fn print_table(results: &[CommitResult]) {
                 r.case.sync_method.to_string(),
                 size(r.case.payload),
                 r.case.threads,
-                r.setup.label(),
+                r.figures.setup_label(&r.setup),
                 rate(r.figures.ops_per_sec),
                 ratio(r.figures.ops_per_sec, one.map(|o| o.figures.ops_per_sec)),
                 bytes_rate(r.figures.wal_bytes_per_sec),
@@ -175,6 +176,9 @@ fn print_table(results: &[CommitResult]) {
                 latency(r.figures.p99_ns),
             );
         }
+    }
+    if results.iter().any(|r| r.figures.slices_cut_short > 0) {
+        println!("{CUT_SHORT_NOTE}");
     }
 }
 

@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::args::{counts, defaults};
 use crate::error::BenchError;
+use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::mix::{self, MixResult, RECORDS_PER_TRANSACTION};
 use walden::{Config, ReservationKind, SyncMethod};
 
@@ -115,7 +116,7 @@ fn print_table(results: &[MixResult]) {
                 r.case.sync_method.to_string(),
                 r.case.threads,
                 r.case.design.label(),
-                r.setup.label(),
+                r.figures.setup_label(&r.setup),
                 rate(r.figures.ops_per_sec),
                 rate(r.figures.records_per_sec),
                 ratio(
@@ -126,6 +127,9 @@ fn print_table(results: &[MixResult]) {
                 latency(r.figures.p99_ns),
             );
         }
+    }
+    if results.iter().any(|r| r.figures.slices_cut_short > 0) {
+        println!("{CUT_SHORT_NOTE}");
     }
 }
 

@@ -13,6 +13,7 @@ use clap::Args;
 use crate::args::{counts, defaults};
 use crate::design::shared_writes;
 use crate::error::BenchError;
+use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::limits::{self, Probe};
 use crate::measure::SliceSettings;
 use crate::projection::{project_reservation, ReservationProjection};
@@ -321,13 +322,16 @@ fn print_insert(results: &[InsertResult]) {
                 r.case.record_bytes,
                 r.case.threads,
                 r.case.design.label(),
-                r.setup.label(),
+                r.figures.setup_label(&r.setup),
                 r.ns_per_record,
                 r.figures.records_per_sec / 1e6,
                 ratio(r.figures.records_per_sec, spinlock),
                 bytes_rate(r.figures.wal_bytes_per_sec),
             );
         }
+    }
+    if results.iter().any(|r| r.figures.slices_cut_short > 0) {
+        println!("{CUT_SHORT_NOTE}");
     }
 }
 

@@ -157,15 +157,14 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
         durable_8k,
         false,
     );
-    for threads in [1, 2, 64] {
-        let case = pg_workload_case(&r.pg_workloads, 100, true, threads);
-        push(
-            format!("durable 100 B messages, {threads} thread(s){}", state(case)),
-            case.map(|c| c.figures.ops_per_sec),
-            durable_8k,
-            false,
-        );
-    }
+    // One thread only: with more, group commit shares each sync.
+    let case = pg_workload_case(&r.pg_workloads, 100, true, 1);
+    push(
+        format!("durable 100 B messages, 1 thread{}", state(case)),
+        case.map(|c| c.figures.ops_per_sec),
+        durable_8k,
+        false,
+    );
     for threads in [1, 2, 64] {
         let case = pg_workload_case(&r.pg_workloads, BLOCK, true, threads);
         let limit = best_write(r, BLOCK, |_, sync, writers| {
@@ -203,10 +202,18 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
     out
 }
 
-/// `, steady` or `, fresh`: the state of the Walden case.
+/// `, steady` or `, fresh`: the state of the Walden case, and whether
+/// any of its steady slices ran out of recycled segments.
 fn state(case: Option<&CommitResult>) -> String {
-    case.map(|c| format!(", {}", c.setup.segment_state))
-        .unwrap_or_default()
+    case.map(|c| {
+        let cut = if c.figures.slices_cut_short > 0 {
+            format!(" ({} slice(s) cut short)", c.figures.slices_cut_short)
+        } else {
+            String::new()
+        };
+        format!(", {}{cut}", c.setup.segment_state)
+    })
+    .unwrap_or_default()
 }
 
 /// The insert path's ratios: 2 threads against 1 on the discarding
@@ -289,6 +296,9 @@ pub struct PgRatio {
     pub walden: f64,
     /// PostgreSQL's WAL bytes/s.
     pub postgres: f64,
+    /// Whether PostgreSQL's run stayed in recycled segments (unknown for
+    /// runs without a warm-up).
+    pub postgres_steady: Option<bool>,
     /// `walden / postgres`.
     pub ratio: f64,
 }
@@ -308,6 +318,7 @@ pub fn pg_ratios(walden: &[CommitResult], postgres: &[PgResult]) -> Vec<PgRatio>
                 segment_state: case.setup.segment_state,
                 walden: w,
                 postgres: pg.wal_bytes_per_sec,
+                postgres_steady: pg.steady,
                 ratio: w / pg.wal_bytes_per_sec,
             })
         })
@@ -363,6 +374,7 @@ mod tests {
             clients,
             tps: 1.0,
             wal_bytes_per_sec: 2e6,
+            steady: Some(true),
         };
         let ratios = pg_ratios(&walden, &[pg(false, 2), pg(true, 2), pg(true, 64)]);
         assert_eq!(ratios.len(), 2);

@@ -28,6 +28,11 @@ pub struct PgResult {
     pub tps: f64,
     /// WAL bytes per second, from `pg_current_wal_lsn()` before and after.
     pub wal_bytes_per_sec: f64,
+    /// Whether the measured run's WAL fitted in the segments recycled
+    /// ahead by the warm-up's checkpoint (absent from runs before
+    /// `scripts/pg-bench` warmed up).
+    #[serde(default)]
+    pub steady: Option<bool>,
 }
 
 /// Every result the summary uses; a suite that did not run is empty.
