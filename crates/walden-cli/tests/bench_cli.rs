@@ -361,14 +361,14 @@ fn segment_states_storages_and_write_limits_are_flags_reported_in_the_json() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["target"].as_str().unwrap_or(""))
+        .map(|r| r["probe"]["target"].as_str().unwrap_or(""))
         .collect();
     for target in ["fresh", "overwrite", "direct"] {
         assert!(labels.contains(&target), "{target}: {limits}");
     }
     // O_DIRECT is measured or says why not: never silently missing.
     for r in limits["results"].as_array().unwrap() {
-        if r["target"] == "direct" {
+        if r["probe"]["target"] == "direct" {
             assert!(
                 r["ops_per_sec"].as_f64().unwrap() > 0.0 || r["unsupported"].is_string(),
                 "{r}"

@@ -19,7 +19,14 @@ use crate::units::{bytes_rate, latency, rate};
 
 /// Arguments of `walden bench limits`.
 #[derive(Args, Clone, Debug, PartialEq)]
-#[command(after_help = "Examples:
+#[command(after_help = "\
+File writes of 8 kB and 1 MiB, each with and without fdatasync: a fresh
+file write (extending a new file), an overwrite of a cached file (written
+and synced first, as a recycled segment) and an O_DIRECT write (where the
+file system refuses O_DIRECT, the row and the JSON say so); O_DSYNC
+overwrites; two overlapped writers for durable 1 MiB writes.
+
+Examples:
   walden bench limits --duration-ms 150
   walden bench limits --dir /mnt/wal-disk --json limits.json")]
 pub struct LimitsArgs {
