@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use walden::rmgr::RM_MIN_CUSTOM_ID;
 use walden::{Config, Record, SyncMethod};
 
-use crate::fresh_wal::{measure_slice, run_cases, CaseFigures, FreshWalError, LogSetup, WalSlice};
-use crate::measure::{grid, run_threads_until, SliceSettings, Timing};
+use crate::fresh_wal::{run_cases, thread_slice, CaseFigures, FreshWalError, LogSetup, WalSlice};
+use crate::measure::{grid, SliceSettings, Timing};
 
 /// The record each commit inserts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,18 +99,11 @@ pub fn run_slice(
     dir: &Path,
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
-    measure_slice(
-        dir,
-        case.config(config),
-        setup,
-        duration,
-        |wal, duration, stop| {
-            run_threads_until(case.threads, duration, Timing::Latency, stop, |thread| {
-                let rec = record.record(case.payload, thread);
-                Ok(move || wal.insert_and_flush(&rec).map(drop))
-            })
-        },
-    )
+    let config = case.config(config);
+    thread_slice!(dir, setup, duration; config, case.threads, Timing::Latency; |wal, thread| {
+        let rec = record.record(case.payload, thread);
+        Ok(move || wal.insert_and_flush(&rec).map(drop))
+    })
 }
 
 /// Runs every case with every setup in interleaved slices, each

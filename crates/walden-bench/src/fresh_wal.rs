@@ -306,6 +306,29 @@ pub fn measure_slice(
     Ok(slice)
 }
 
+/// One slice through [`measure_slice`] of `threads` threads for a log
+/// with `config` under `dir`, timed as `timing`: each thread builds its
+/// worker as `|wal, thread| worker` does (the worker is what
+/// [`crate::measure::run_threads`] loops over). A macro so that the worker
+/// may borrow the log without boxing it.
+macro_rules! thread_slice {
+    ($dir:expr, $setup:expr, $duration:expr; $config:expr, $threads:expr, $timing:expr;
+     |$wal:ident, $thread:pat_param| $worker:expr) => {
+        $crate::fresh_wal::measure_slice(
+            $dir,
+            $config,
+            $setup,
+            $duration,
+            |$wal, duration, stop| {
+                $crate::measure::run_threads_until($threads, duration, $timing, stop, |$thread| {
+                    $worker
+                })
+            },
+        )
+    };
+}
+pub(crate) use thread_slice;
+
 /// What one or more slices measured.
 #[derive(Clone, Debug, Default)]
 pub struct WalSlice {

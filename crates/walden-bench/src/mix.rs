@@ -13,8 +13,8 @@ use walden::rmgr::{RM_MIN_CUSTOM_ID, RM_XACT_ID, XLOG_XACT_COMMIT};
 use walden::{Config, Record, SyncMethod};
 
 use crate::design::Design;
-use crate::fresh_wal::{measure_slice, run_cases, CaseFigures, FreshWalError, LogSetup, WalSlice};
-use crate::measure::{grid, run_threads_until, SliceSettings, Timing};
+use crate::fresh_wal::{run_cases, thread_slice, CaseFigures, FreshWalError, LogSetup, WalSlice};
+use crate::measure::{grid, SliceSettings, Timing};
 
 /// Records per transaction before the commit record (seed 001: a
 /// transaction of 20 `INSERT INTO pgbench_history`).
@@ -84,23 +84,16 @@ pub fn run_slice(
     dir: &Path,
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
-    measure_slice(
-        dir,
-        case.config(base),
-        setup,
-        duration,
-        |wal, duration, stop| {
-            run_threads_until(case.threads, duration, Timing::Latency, stop, |thread| {
-                let (small, commit) = transaction(thread);
-                Ok(move || {
-                    for _ in 0..RECORDS_PER_TRANSACTION {
-                        wal.insert(&small)?;
-                    }
-                    wal.insert_and_flush(&commit).map(drop)
-                })
-            })
-        },
-    )
+    let config = case.config(base);
+    thread_slice!(dir, setup, duration; config, case.threads, Timing::Latency; |wal, thread| {
+        let (small, commit) = transaction(thread);
+        Ok(move || {
+            for _ in 0..RECORDS_PER_TRANSACTION {
+                wal.insert(&small)?;
+            }
+            wal.insert_and_flush(&commit).map(drop)
+        })
+    })
 }
 
 /// Runs every case with every setup in interleaved slices, each on a log

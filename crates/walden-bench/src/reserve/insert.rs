@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use walden::{Config, Record, SyncMethod};
 
 use crate::design::Design;
-use crate::fresh_wal::{measure_slice, run_cases, FreshWalError, LogSetup, WalFigures, WalSlice};
-use crate::measure::{grid, run_threads_until, SliceSettings, Timing};
+use crate::fresh_wal::{run_cases, thread_slice, FreshWalError, LogSetup, WalFigures, WalSlice};
+use crate::measure::{grid, SliceSettings, Timing};
 
 /// The resource manager of the records inserted.
 const RMID: u8 = 160;
@@ -95,18 +95,11 @@ fn run_slice(
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
     let rec = record(case.record_bytes);
-    measure_slice(
-        dir,
-        case.config(base),
-        setup,
-        duration,
-        |wal, duration, stop| {
-            run_threads_until(case.threads, duration, Timing::CountOnly, stop, |_| {
-                let rec = &rec;
-                Ok(move || wal.insert(rec).map(drop))
-            })
-        },
-    )
+    let config = case.config(base);
+    thread_slice!(dir, setup, duration; config, case.threads, Timing::CountOnly; |wal, _| {
+        let rec = &rec;
+        Ok(move || wal.insert(rec).map(drop))
+    })
 }
 
 /// Runs every case with every setup in interleaved slices, each on a log
