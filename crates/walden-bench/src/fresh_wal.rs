@@ -166,6 +166,17 @@ impl LogSetup {
     }
 }
 
+impl LogSetup {
+    /// A longer label for chart legends, saying what the state means.
+    pub fn legend(&self) -> &'static str {
+        match (self.storage, self.segment_state) {
+            (StorageKind::Files, SegmentState::Steady) => "steady (recycled segments)",
+            (StorageKind::Files, SegmentState::Fresh) => "fresh (new segment files)",
+            (StorageKind::Discard, _) => "discarding storage (no kernel)",
+        }
+    }
+}
+
 /// Why a Walden benchmark slice failed.
 #[derive(Debug, thiserror::Error)]
 pub enum FreshWalError {
@@ -607,6 +618,15 @@ mod tests {
         );
         let labels: Vec<String> = all.iter().map(LogSetup::label).collect();
         assert_eq!(labels, ["files, steady", "files, fresh", "discard"]);
+        let legends: Vec<&str> = all.iter().map(LogSetup::legend).collect();
+        assert_eq!(
+            legends,
+            [
+                "steady (recycled segments)",
+                "fresh (new segment files)",
+                "discarding storage (no kernel)"
+            ]
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
                 y_label: "commits/s".into(),
                 series: group_series_spread(
                     &r.commit,
-                    |c| format!("sync {}, {}", c.case.sync_method, c.setup.label()),
+                    |c| format!("sync {}, {}", c.case.sync_method, c.setup.legend()),
                     |c| (c.case.threads, c.figures.ops_per_sec),
                     |c| spread(&c.figures, c.figures.ops_per_sec),
                 ),
@@ -61,7 +61,7 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
                     y_label: "records/s".into(),
                     series: group_series_spread(
                         &mix,
-                        |m| format!("{}, {}", m.case.design.label(), m.setup.label()),
+                        |m| format!("{}, {}", m.case.design.label(), m.setup.legend()),
                         |m| (m.case.threads, m.figures.records_per_sec),
                         |m| spread(&m.figures, m.figures.records_per_sec),
                     ),
@@ -107,7 +107,7 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
                 .collect();
             series.extend(group_series_spread(
                 &walden,
-                |c| format!("walden, {}, {fsync}", c.setup.label()),
+                |c| format!("walden, {}, {fsync}", c.setup.legend()),
                 |c| (c.case.threads, c.figures.wal_bytes_per_sec / 1e6),
                 |c| spread(&c.figures, c.figures.wal_bytes_per_sec / 1e6),
             ));
@@ -177,7 +177,7 @@ fn strategy_charts(r: &Results) -> Vec<NamedChart> {
                 y_label: "records/s".into(),
                 series: group_series_spread(
                     &rows,
-                    |i| format!("{}, {}", i.case.design.label(), i.setup.label()),
+                    |i| format!("{}, {}", i.case.design.label(), i.setup.legend()),
                     |i| (i.case.threads, i.figures.records_per_sec),
                     |i| spread(&i.figures, i.figures.records_per_sec),
                 ),
