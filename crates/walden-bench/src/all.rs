@@ -195,11 +195,32 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             ),
             suite("switch", SuiteArgs::Switch(defaults())),
             suite("logical-1mb", SuiteArgs::Logical(defaults())),
-            suite("commit", SuiteArgs::Commit(defaults())),
+            // Two slices each: every case runs steady and fresh.
+            suite(
+                "commit",
+                SuiteArgs::Commit(CommitArgs {
+                    run: two_slices(),
+                    ..defaults()
+                }),
+            ),
             suite("pg-workloads", SuiteArgs::Commit(pg_workloads)),
-            suite("mix", SuiteArgs::Mix(defaults())),
+            suite(
+                "mix",
+                SuiteArgs::Mix(MixArgs {
+                    run: two_slices(),
+                    ..defaults()
+                }),
+            ),
             suite("peers", SuiteArgs::Peers(defaults())),
         ]
+    }
+}
+
+/// The default slices, two of them.
+fn two_slices() -> crate::slices::SliceArgs {
+    crate::slices::SliceArgs {
+        slices: 2,
+        ..defaults()
     }
 }
 

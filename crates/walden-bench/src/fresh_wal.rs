@@ -5,11 +5,14 @@
 //! suite's cases ([`run_cases`]).
 //!
 //! A *fresh* slice measures a new log: every segment it writes is a new
-//! file. A *steady* slice first runs the same workload unmeasured for the
-//! slice's time (the warm-up), fills the log to at least
-//! [`STEADY_MIN_SEGMENTS`] segments, takes a checkpoint that recycles every
-//! segment before the insert position into a future name (as PostgreSQL
-//! does after each checkpoint), and then measures: the measured writes
+//! file. A *steady* slice first warms up twice, each time running the same
+//! workload unmeasured (for half the slice's time, then for all of it; the
+//! log filled to at least [`STEADY_MIN_SEGMENTS`] segments) and taking a
+//! checkpoint that recycles every segment before the insert position into
+//! a future name (as PostgreSQL does after each checkpoint): the second
+//! warm-up runs on recycled segments at the steady rate for as long as the
+//! slice, so the segments ready ahead are about what the measured slice
+//! writes, and more. Then it measures: the measured writes
 //! overwrite recycled segment files, cached and allocated, as in a log that
 //! has run for a while. The measured slice stops early, and says so
 //! ([`WalFigures::slices_cut_short`]), when it reaches the end of the
@@ -29,8 +32,6 @@ use crate::measure::{
     interleave, remove_slice_dir, slice_dir, Measured, Merge, SliceSettings, TempDirError,
 };
 
-/// Warm-up runs of a steady slice, each followed by a checkpoint.
-pub const STEADY_WARM_UPS: usize = 2;
 /// The least WAL a steady slice's warm-up leaves, in segments, so that its
 /// checkpoint has segments to recycle however slow the workload.
 pub const STEADY_MIN_SEGMENTS: u64 = 2;
@@ -140,11 +141,10 @@ pub fn measure_slice(
         let measured = work(&fresh.wal, duration, None)?;
         return fresh.finish(measured);
     }
-    // Keep every segment the warm-ups can write (each a little longer
-    // than the last), so that no checkpoint removes one.
-    let warm_ups: Vec<Duration> = (0..STEADY_WARM_UPS)
-        .map(|i| duration + duration * i as u32 / 2)
-        .collect();
+    // Two warm-ups: the first makes segments to recycle, the second runs
+    // on them at the steady rate for the slice's time. Keep every segment
+    // they can write, so that no checkpoint removes one.
+    let warm_ups = [duration / 2, duration];
     let warm_seconds: f64 = warm_ups.iter().map(Duration::as_secs_f64).sum();
     let most = (warm_seconds * WAL_BANDWIDTH_CEILING / config.segment_size as f64).ceil();
     let config = Config {
