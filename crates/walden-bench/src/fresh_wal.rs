@@ -6,15 +6,15 @@
 //!
 //! A *fresh* slice measures a new log: every segment it writes is a new
 //! file. A *steady* slice first warms up twice, each time running the same
-//! workload unmeasured (for half the slice's time, then for all of it; the
-//! log filled to at least [`STEADY_MIN_SEGMENTS`] segments) and taking a
-//! checkpoint that recycles every segment before the insert position into
-//! a future name (as PostgreSQL does after each checkpoint): the second
-//! warm-up runs on recycled segments at the steady rate for as long as the
-//! slice, so the segments ready ahead are about what the measured slice
-//! writes, and more. Then it measures: the measured writes
-//! overwrite recycled segment files, cached and allocated, as in a log that
-//! has run for a while. The measured slice stops early, and says so
+//! workload unmeasured (for half the slice's time, then for one and a
+//! half; the log filled to at least [`STEADY_MIN_SEGMENTS`] segments) and
+//! taking a checkpoint that recycles every segment before the insert
+//! position into a future name (as PostgreSQL does after each checkpoint):
+//! the second warm-up runs on recycled segments at the steady rate for
+//! longer than the slice, so the segments ready ahead are more than the
+//! measured slice writes. Then it measures: the measured writes overwrite
+//! recycled segment files, cached and allocated, as in a log that has run
+//! for a while. The measured slice stops early, and says so
 //! ([`WalFigures::slices_cut_short`]), when it reaches the end of the
 //! recycled segments, so that no steady figure includes a new file.
 
@@ -142,9 +142,10 @@ pub fn measure_slice(
         return fresh.finish(measured);
     }
     // Two warm-ups: the first makes segments to recycle, the second runs
-    // on them at the steady rate for the slice's time. Keep every segment
-    // they can write, so that no checkpoint removes one.
-    let warm_ups = [duration / 2, duration];
+    // on them at the steady rate for half as long again as the slice (the
+    // margin). Keep every segment they can write, so that no checkpoint
+    // removes one.
+    let warm_ups = [duration / 2, duration * 3 / 2];
     let warm_seconds: f64 = warm_ups.iter().map(Duration::as_secs_f64).sum();
     let most = (warm_seconds * WAL_BANDWIDTH_CEILING / config.segment_size as f64).ceil();
     let config = Config {
