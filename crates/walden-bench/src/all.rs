@@ -90,7 +90,7 @@ impl SuiteArgs {
     }
 
     /// Sends the suite's JSON to `json` and, for the suites that write
-    /// files (limits, commit, mix, peers, switch), its files into `dir`
+    /// files (limits, insert, commit, mix, peers, switch), its files into `dir`
     /// when one is given.
     fn direct(&mut self, json: PathBuf, dir: Option<&Path>) {
         let json = Some(json);
@@ -116,7 +116,10 @@ impl SuiteArgs {
             }
             SuiteArgs::Rwlock(a) => a.json = json,
             SuiteArgs::Reserve(a) => a.json = json,
-            SuiteArgs::Insert(a) => a.run.json = json,
+            SuiteArgs::Insert(a) => {
+                a.run.json = json;
+                set_dir(&mut a.run.dir);
+            }
             SuiteArgs::Logical(a) => a.json = json,
         }
     }
@@ -192,11 +195,32 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             ),
             suite("switch", SuiteArgs::Switch(defaults())),
             suite("logical-1mb", SuiteArgs::Logical(defaults())),
-            suite("commit", SuiteArgs::Commit(defaults())),
+            // Two slices each: every case runs steady and fresh.
+            suite(
+                "commit",
+                SuiteArgs::Commit(CommitArgs {
+                    run: two_slices(),
+                    ..defaults()
+                }),
+            ),
             suite("pg-workloads", SuiteArgs::Commit(pg_workloads)),
-            suite("mix", SuiteArgs::Mix(defaults())),
+            suite(
+                "mix",
+                SuiteArgs::Mix(MixArgs {
+                    run: two_slices(),
+                    ..defaults()
+                }),
+            ),
             suite("peers", SuiteArgs::Peers(defaults())),
         ]
+    }
+}
+
+/// The default slices, two of them.
+fn two_slices() -> crate::slices::SliceArgs {
+    crate::slices::SliceArgs {
+        slices: 2,
+        ..defaults()
     }
 }
 
@@ -301,7 +325,7 @@ mod tests {
                     SuiteArgs::Commit(a) => (&a.run.json, Some(&a.run.dir)),
                     SuiteArgs::Mix(a) => (&a.run.json, Some(&a.run.dir)),
                     SuiteArgs::Peers(a) => (&a.run.json, Some(&a.run.dir)),
-                    SuiteArgs::Insert(a) => (&a.run.json, None),
+                    SuiteArgs::Insert(a) => (&a.run.json, Some(&a.run.dir)),
                     SuiteArgs::Rwlock(a) => (&a.json, None),
                     SuiteArgs::Reserve(a) => (&a.json, None),
                     SuiteArgs::Logical(a) => (&a.json, None),

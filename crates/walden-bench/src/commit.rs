@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use walden::rmgr::RM_MIN_CUSTOM_ID;
 use walden::{Config, Record, SyncMethod};
 
-use crate::fresh_wal::{run_cases, CaseFigures, FreshWal, FreshWalError, WalSlice};
-use crate::measure::{grid, run_threads, SliceSettings, Timing};
+use crate::fresh_wal::{run_cases, thread_slice, CaseFigures, FreshWalError, LogSetup, WalSlice};
+use crate::measure::{grid, SliceSettings, Timing};
 
 /// The record each commit inserts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,37 +90,38 @@ pub fn cases(
         .collect()
 }
 
-/// Measures one slice of `case` on a fresh log under `dir`.
+/// Measures one slice of `case` on a log set up as `setup` under `dir`.
 pub fn run_slice(
     case: CommitCase,
+    setup: LogSetup,
     record: CommitRecord,
     config: &Config,
     dir: &Path,
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
-    let fresh = FreshWal::create(dir, case.config(config))?;
-    let wal = &fresh.wal;
-    let measured = run_threads(case.threads, duration, Timing::Latency, |thread| {
+    let config = case.config(config);
+    thread_slice!(dir, setup, duration; config, case.threads, Timing::Latency; |wal, thread| {
         let rec = record.record(case.payload, thread);
         Ok(move || wal.insert_and_flush(&rec).map(drop))
-    })?;
-    fresh.finish(measured)
+    })
 }
 
-/// Runs every case in interleaved slices, each inserting `record`s into a
-/// fresh log with `config` (its `sync_method` is the case's); `after` is
-/// called after each slice.
+/// Runs every case with every setup in interleaved slices, each
+/// inserting `record`s into a log with `config` (its `sync_method` is the
+/// case's); `after` is called after each slice.
 pub fn run(
     cases: &[CommitCase],
+    setups: &[LogSetup],
     record: CommitRecord,
     config: &Config,
     settings: &SliceSettings,
-    after: impl FnMut(CommitCase),
+    after: impl FnMut(CommitCase, LogSetup),
 ) -> Result<Vec<CommitResult>, FreshWalError> {
     run_cases(
         cases,
+        setups,
         settings,
-        |case, dir, slice| run_slice(case, record, config, dir, slice),
+        |case, setup, dir, slice| run_slice(case, setup, record, config, dir, slice),
         after,
     )
 }
@@ -146,6 +147,7 @@ mod tests {
             };
             let slice = run_slice(
                 case,
+                LogSetup::default(),
                 CommitRecord::Custom,
                 &config,
                 dir.path(),

@@ -32,5 +32,8 @@ pub fn figures(ops_per_sec: f64, wal_bytes_per_sec: f64) -> WalFigures {
         syncs_per_op: 0.0,
         p50_ns: None,
         p99_ns: None,
+        slice_min_ops_per_sec: ops_per_sec,
+        slice_max_ops_per_sec: ops_per_sec,
+        slices_cut_short: 0,
     }
 }

@@ -7,8 +7,8 @@
 //! on stdout, the JSON file). The `walden` command only lists them as
 //! subcommands; [`all`] calls them with typed arguments, then [`summary`].
 //! The modules depend on each other in one direction (no loops), from the
-//! leaves: `latency`, `measure`, `fresh_wal`, `delay`, `discard`, `plot`,
-//! `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,
+//! leaves: `latency`, `measure`, `machine`, `discard`, `log_setup`,
+//! `fresh_wal`, `delay`, `plot`, `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,
 //! `splice`, `commit`, `mix`, `peers`, `reserve`); `projection` (uses
 //! `mix`); `error`, `args`, `units`, `run_output`, `slices`, `knobs`; the
 //! suites (`X::suite`); `summary`; `all`.
@@ -26,7 +26,9 @@ pub mod fresh_wal;
 pub mod knobs;
 pub mod latency;
 pub mod limits;
+pub mod log_setup;
 pub mod logical;
+pub mod machine;
 pub mod measure;
 pub mod mix;
 pub mod peers;

@@ -5,10 +5,14 @@
 //!   byte into the buffer ring and checksums it;
 //! - one cache-line transfer between two cores (`t_x` of algorithms.md §10,
 //!   the unit of the many-core projection);
-//! - sequential write bandwidth into the page cache: what a non-durable
-//!   log's writer can hand the kernel;
-//! - write-and-sync latency for 8 kB and 1 MiB, with `fdatasync` and with
-//!   `O_DSYNC`: the floor of one durable commit, and durable bandwidth.
+//! - file writes of 8 kB and 1 MiB ([`Probe::FileWrite`]), each with and
+//!   without `fdatasync`, into three kinds of target: a *fresh file* (each
+//!   write extends a new file: new page-cache pages, new blocks, as a new
+//!   segment), an *overwrite of a cached file* (a file written and synced
+//!   first, as a recycled segment) and an *`O_DIRECT` write* over such a
+//!   file (no page cache); plus `O_DSYNC` overwrites and two overlapped
+//!   writers for durable 1 MiB writes. Where the file system refuses
+//!   `O_DIRECT`, the probe's result says so ([`LimitResult::unsupported`]).
 
 pub mod suite;
 
@@ -39,15 +43,40 @@ const PING_PONGS: u64 = 500_000;
 /// Batches of the cache-line probe (the fastest counts).
 const PING_PONG_BATCHES: u64 = 50;
 
-/// How a durable write probe makes each write durable.
+/// What a file-write probe writes into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Durability {
+pub enum WriteTarget {
+    /// Appends to a new file (emptied again every [`FRESH_FILE`] bytes):
+    /// every write allocates page-cache pages and blocks.
+    Fresh,
+    /// Overwrites a file written and synced first, cycling through it.
+    Overwrite,
+    /// Overwrites such a file with `O_DIRECT` (page-aligned buffers).
+    Direct,
+}
+
+/// How a file-write probe makes each write durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteSync {
+    /// Not at all: the write is left to the kernel.
+    None,
     /// `pwrite` then `fdatasync`.
     Fdatasync,
     /// `pwrite` on a file opened with `O_DSYNC`.
     OpenDatasync,
 }
+
+impl WriteSync {
+    /// True if each write is durable when it returns.
+    pub fn durable(self) -> bool {
+        self != WriteSync::None
+    }
+}
+
+/// Bytes a [`WriteTarget::Fresh`] file grows to before it is emptied.
+pub const FRESH_FILE: u64 = 64 << 20;
 
 /// One limit to measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,14 +99,18 @@ pub enum Probe {
     },
     /// One cache-line transfer between two threads (ping-pong on one atomic).
     LineTransfer,
-    /// Sequential 1 MiB `pwrite`s into the page cache, never synced.
-    BufferedWrite,
-    /// One `pwrite` of `bytes` made durable, back to back.
-    DurableWrite {
+    /// `writers` threads each writing `bytes` at a time sequentially into
+    /// `target` (each its own region), each write made durable as `sync`
+    /// says.
+    FileWrite {
+        /// What is written into.
+        target: WriteTarget,
         /// Bytes per write.
         bytes: usize,
-        /// How it is made durable.
-        durability: Durability,
+        /// How each write is made durable.
+        sync: WriteSync,
+        /// Writers, each with its own region (overlapped syncs with 2).
+        writers: usize,
     },
 }
 
@@ -92,11 +125,34 @@ impl Probe {
                 Probe::CopyCrc { threads },
             ]);
         }
-        out.extend([Probe::LineTransfer, Probe::BufferedWrite]);
-        for bytes in [8 << 10, BLOCK] {
-            for durability in [Durability::Fdatasync, Durability::OpenDatasync] {
-                out.push(Probe::DurableWrite { bytes, durability });
+        out.push(Probe::LineTransfer);
+        let write = |target, bytes, sync, writers| Probe::FileWrite {
+            target,
+            bytes,
+            sync,
+            writers,
+        };
+        for target in [
+            WriteTarget::Fresh,
+            WriteTarget::Overwrite,
+            WriteTarget::Direct,
+        ] {
+            for bytes in [8 << 10, BLOCK] {
+                for sync in [WriteSync::None, WriteSync::Fdatasync] {
+                    out.push(write(target, bytes, sync, 1));
+                }
             }
+        }
+        for bytes in [8 << 10, BLOCK] {
+            out.push(write(
+                WriteTarget::Overwrite,
+                bytes,
+                WriteSync::OpenDatasync,
+                1,
+            ));
+        }
+        for target in [WriteTarget::Overwrite, WriteTarget::Direct] {
+            out.push(write(target, BLOCK, WriteSync::Fdatasync, 2));
         }
         out
     }
@@ -108,18 +164,33 @@ impl Probe {
             Probe::Crc32c { threads } => format!("CRC-32C, {threads} thread(s)"),
             Probe::CopyCrc { threads } => format!("memcpy + CRC-32C, {threads} thread(s)"),
             Probe::LineTransfer => "cache-line transfer between cores".to_owned(),
-            Probe::BufferedWrite => "sequential write, page cache".to_owned(),
-            Probe::DurableWrite { bytes, durability } => {
+            Probe::FileWrite {
+                target,
+                bytes,
+                sync,
+                writers,
+            } => {
+                let what = match target {
+                    WriteTarget::Fresh => "fresh file write",
+                    WriteTarget::Overwrite => "overwrite of a cached file",
+                    WriteTarget::Direct => "O_DIRECT write",
+                };
+                let how = match sync {
+                    WriteSync::None => "",
+                    WriteSync::Fdatasync => " + fdatasync",
+                    WriteSync::OpenDatasync => ", O_DSYNC",
+                };
                 let size = if bytes >= BLOCK {
                     format!("{} MiB", bytes / BLOCK)
                 } else {
                     format!("{} kB", bytes >> 10)
                 };
-                let how = match durability {
-                    Durability::Fdatasync => "write + fdatasync",
-                    Durability::OpenDatasync => "O_DSYNC write",
+                let writers = if writers > 1 {
+                    format!(", {writers} writers")
+                } else {
+                    String::new()
                 };
-                format!("{how}, {size}")
+                format!("{what}{how}, {size}{writers}")
             }
         }
     }
@@ -140,6 +211,10 @@ pub struct LimitResult {
     pub p50_ns: Option<u64>,
     /// 99th-percentile latency, ns (durable writes only).
     pub p99_ns: Option<u64>,
+    /// Why the probe could not run on this machine (the file system
+    /// refused `O_DIRECT`); its rates are then 0.
+    #[serde(default)]
+    pub unsupported: Option<String>,
 }
 
 /// A probe that could not run.
@@ -170,16 +245,29 @@ pub fn measure(probe: Probe, dir: &Path, duration: Duration) -> Result<LimitResu
                 ns_per_op: ns,
                 p50_ns: None,
                 p99_ns: None,
+                unsupported: None,
             })
         }
-        Probe::BufferedWrite => {
-            let m = file_writes(probe, dir, BLOCK, None, duration)?;
-            Ok(result(probe, &m, Some(BLOCK)))
-        }
-        Probe::DurableWrite { bytes, durability } => {
-            let m = file_writes(probe, dir, bytes, Some(durability), duration)?;
-            Ok(result(probe, &m, Some(bytes)))
-        }
+        Probe::FileWrite { .. } => match file_writes(probe, dir, duration)? {
+            Outcome::Measured(m) => Ok(result(probe, &m, probe_bytes(probe))),
+            Outcome::Unsupported(why) => Ok(LimitResult {
+                probe,
+                ops_per_sec: 0.0,
+                gb_per_sec: None,
+                ns_per_op: f64::INFINITY,
+                p50_ns: None,
+                p99_ns: None,
+                unsupported: Some(why),
+            }),
+        },
+    }
+}
+
+fn probe_bytes(probe: Probe) -> Option<usize> {
+    match probe {
+        Probe::FileWrite { bytes, .. } => Some(bytes),
+        Probe::LineTransfer => None,
+        _ => Some(BLOCK),
     }
 }
 
@@ -196,6 +284,7 @@ fn result(probe: Probe, m: &Measured, bytes_per_op: Option<usize>) -> LimitResul
         },
         p50_ns: m.latency.percentile(50),
         p99_ns: m.latency.percentile(99),
+        unsupported: None,
     }
 }
 
@@ -271,59 +360,115 @@ fn ping_pong_ns(round_trips: u64) -> f64 {
     started.elapsed().as_nanos() as f64 / (2 * round_trips) as f64
 }
 
-/// One thread writing `bytes` at a time sequentially through a
-/// pre-allocated file, each write made durable as `durability` says (or
-/// left in the page cache).
-fn file_writes(
-    probe: Probe,
-    dir: &Path,
-    bytes: usize,
-    durability: Option<Durability>,
-    duration: Duration,
-) -> Result<Measured, LimitError> {
+/// A file-write probe's measurement, or why it could not run.
+enum Outcome {
+    Measured(Measured),
+    Unsupported(String),
+}
+
+/// The probe's writers writing for `duration` in files under `dir` (see
+/// [`Probe::FileWrite`]); its files are removed afterwards.
+fn file_writes(probe: Probe, dir: &Path, duration: Duration) -> Result<Outcome, LimitError> {
+    let Probe::FileWrite {
+        target,
+        bytes,
+        sync,
+        writers,
+    } = probe
+    else {
+        return Ok(Outcome::Unsupported(format!(
+            "{}: not a file write",
+            probe.label()
+        )));
+    };
     let path = dir.join(format!("walden-limits-{}.tmp", std::process::id()));
     let fail = |source| LimitError {
         probe: probe.label(),
         path: path.clone(),
         source,
     };
-    preallocate(&path).map_err(fail)?;
     let mut options = OpenOptions::new();
     options.write(true);
-    if durability == Some(Durability::OpenDatasync) {
+    if sync == WriteSync::OpenDatasync {
         options.custom_flags(libc::O_DSYNC);
     }
-    let timing = if durability.is_some() {
+    if target == WriteTarget::Direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    let timing = if sync.durable() {
         Timing::Latency
     } else {
         Timing::CountOnly
     };
-    let measured = options.open(&path).and_then(|file| {
-        let block = vec![0xA5u8; bytes];
-        run_threads(1, duration, timing, |_| {
-            let (file, block) = (&file, &block);
-            let mut at = 0u64;
-            Ok(move || {
-                file.write_all_at(block, at)?;
-                if durability == Some(Durability::Fdatasync) {
-                    file.sync_data()?;
+    if target == WriteTarget::Fresh {
+        options.create(true).truncate(true);
+    } else {
+        preallocate(&path, WRITE_FILE * writers as u64).map_err(fail)?;
+    }
+    let region = if target == WriteTarget::Fresh {
+        FRESH_FILE
+    } else {
+        WRITE_FILE
+    };
+    let measured = run_threads(writers, duration, timing, |writer| {
+        // A fresh target is one file per writer; the others share one.
+        let file = match target {
+            WriteTarget::Fresh => options.open(path.with_extension(format!("{writer}.tmp")))?,
+            _ => options.open(&path)?,
+        };
+        // Room to align the block to a page, as O_DIRECT needs.
+        let buffer = vec![0xA5u8; bytes + PAGE];
+        let start = (writer as u64) * region * u64::from(target != WriteTarget::Fresh);
+        let mut at = 0u64;
+        Ok(move || {
+            let aligned = buffer.as_ptr().align_offset(PAGE);
+            file.write_all_at(&buffer[aligned..aligned + bytes], start + at)?;
+            if sync == WriteSync::Fdatasync {
+                file.sync_data()?;
+            }
+            at += bytes as u64;
+            if at >= region {
+                at = 0;
+                if target == WriteTarget::Fresh {
+                    file.set_len(0)?;
                 }
-                at = (at + bytes as u64) % WRITE_FILE;
-                Ok::<_, io::Error>(())
-            })
+            }
+            Ok::<_, io::Error>(())
         })
     });
-    let removed = std::fs::remove_file(&path);
-    let measured = measured.map_err(fail)?;
+    let mut removed = Ok(());
+    for writer in 0..writers {
+        let fresh = path.with_extension(format!("{writer}.tmp"));
+        if fresh.exists() {
+            removed = removed.and(std::fs::remove_file(fresh));
+        }
+    }
+    if path.exists() {
+        removed = removed.and(std::fs::remove_file(&path));
+    }
+    let outcome = match measured {
+        Ok(m) => Outcome::Measured(m),
+        Err(e) if target == WriteTarget::Direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            Outcome::Unsupported(format!(
+                "the file system under {} refuses O_DIRECT: {e}",
+                dir.display()
+            ))
+        }
+        Err(e) => return Err(fail(e)),
+    };
     removed.map_err(fail)?;
-    Ok(measured)
+    Ok(outcome)
 }
 
+/// Page size assumed for `O_DIRECT` alignment (and the offsets, multiples
+/// of 8 kB, are aligned to it).
+const PAGE: usize = 4096;
+
 /// Writes the whole file with zeros and syncs it.
-fn preallocate(path: &Path) -> io::Result<()> {
+fn preallocate(path: &Path, len: u64) -> io::Result<()> {
     let file = File::create(path)?;
     let zeros = vec![0u8; BLOCK];
-    for at in (0..WRITE_FILE).step_by(BLOCK) {
+    for at in (0..len).step_by(BLOCK) {
         file.write_all_at(&zeros, at)?;
     }
     file.sync_all()
@@ -334,17 +479,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_probe_measures_a_positive_rate_and_cleans_up() {
+    fn every_probe_measures_a_positive_rate_or_says_why_not_and_cleans_up() {
         let dir = tempfile::tempdir().unwrap();
-        for probe in Probe::all() {
+        let probes = Probe::all();
+        let file_writes = probes
+            .iter()
+            .filter(|p| matches!(p, Probe::FileWrite { .. }))
+            .count();
+        assert_eq!(file_writes, 3 * 2 * 2 + 2 + 2);
+        for probe in probes {
             let r = measure(probe, dir.path(), Duration::from_millis(30)).unwrap();
+            if let Some(why) = &r.unsupported {
+                // Only O_DIRECT may be refused, and then it says so.
+                assert!(
+                    matches!(
+                        probe,
+                        Probe::FileWrite {
+                            target: WriteTarget::Direct,
+                            ..
+                        }
+                    ),
+                    "{r:?}"
+                );
+                assert!(why.contains("O_DIRECT"), "{why}");
+                continue;
+            }
             assert!(r.ops_per_sec > 0.0 && r.ns_per_op > 0.0, "{r:?}");
             match probe {
                 Probe::LineTransfer => assert!(r.gb_per_sec.is_none()),
                 _ => assert!(r.gb_per_sec.unwrap() > 0.0, "{r:?}"),
             }
-            if let Probe::DurableWrite { .. } = probe {
-                assert!(r.p50_ns.unwrap() > 0 && r.p99_ns >= r.p50_ns, "{r:?}");
+            if let Probe::FileWrite { sync, .. } = probe {
+                if sync.durable() {
+                    assert!(r.p50_ns.unwrap() > 0 && r.p99_ns >= r.p50_ns, "{r:?}");
+                }
             }
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -352,22 +520,47 @@ mod tests {
 
     #[test]
     fn a_missing_directory_is_named_in_the_error() {
+        let probe = Probe::FileWrite {
+            target: WriteTarget::Overwrite,
+            bytes: BLOCK,
+            sync: WriteSync::None,
+            writers: 1,
+        };
         let err = measure(
-            Probe::BufferedWrite,
+            probe,
             Path::new("/nonexistent-walden-dir"),
             Duration::from_millis(10),
         )
         .unwrap_err();
         assert!(err.to_string().contains("/nonexistent-walden-dir"), "{err}");
-        assert!(err.to_string().starts_with("sequential write"), "{err}");
+        assert!(
+            err.to_string().starts_with("overwrite of a cached file"),
+            "{err}"
+        );
     }
 
     #[test]
-    fn labels_say_size_and_method() {
-        let p = Probe::DurableWrite {
-            bytes: 8 << 10,
-            durability: Durability::OpenDatasync,
+    fn labels_say_target_sync_size_and_writers() {
+        let p = |target, bytes, sync, writers| {
+            Probe::FileWrite {
+                target,
+                bytes,
+                sync,
+                writers,
+            }
+            .label()
         };
-        assert_eq!(p.label(), "O_DSYNC write, 8 kB");
+        assert_eq!(
+            p(WriteTarget::Overwrite, 8 << 10, WriteSync::OpenDatasync, 1),
+            "overwrite of a cached file, O_DSYNC, 8 kB"
+        );
+        assert_eq!(
+            p(WriteTarget::Direct, BLOCK, WriteSync::Fdatasync, 2),
+            "O_DIRECT write + fdatasync, 1 MiB, 2 writers"
+        );
+        assert_eq!(
+            p(WriteTarget::Fresh, BLOCK, WriteSync::None, 1),
+            "fresh file write, 1 MiB"
+        );
     }
 }

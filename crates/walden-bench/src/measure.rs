@@ -121,6 +121,27 @@ where
     W: FnMut() -> Result<(), E>,
     E: Send,
 {
+    run_threads_until(threads, duration, timing, None, make)
+}
+
+/// [`run_threads`], also stopped as soon as `stop_early` (polled every
+/// millisecond) returns true; the time measured is the time run.
+pub fn run_threads_until<W, E>(
+    threads: usize,
+    duration: Duration,
+    timing: Timing,
+    stop_early: Option<&(dyn Fn() -> bool + Sync)>,
+    make: impl Fn(usize) -> Result<W, E> + Sync,
+) -> Result<Measured, E>
+where
+    W: FnMut() -> Result<(), E>,
+    E: Send,
+{
+    let poll = if stop_early.is_some() {
+        Duration::from_millis(1)
+    } else {
+        Duration::from_millis(20)
+    };
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);
     let (per_thread, seconds) = std::thread::scope(|s| {
@@ -146,10 +167,10 @@ where
         // Relaxed: see above.
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
-            if now >= deadline {
+            if now >= deadline || stop_early.is_some_and(|early| early()) {
                 break;
             }
-            std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+            std::thread::sleep((deadline - now).min(poll));
         }
         // Relaxed: see above.
         stop.store(true, Ordering::Relaxed);
@@ -240,6 +261,28 @@ mod tests {
         assert!(m.ops > 0);
         assert_eq!(m.latency.total(), m.ops);
         assert!(m.seconds >= 0.05);
+    }
+
+    #[test]
+    fn an_early_stop_ends_the_run_before_its_time() {
+        let done = AtomicU64::new(0);
+        // Relaxed: a counter; the stop condition needs no other data.
+        let enough = || done.load(Ordering::Relaxed) >= 1000;
+        let m = run_threads_until(
+            2,
+            Duration::from_secs(60),
+            Timing::CountOnly,
+            Some(&enough),
+            |_| {
+                Ok::<_, ()>(|| {
+                    // Relaxed: as above.
+                    done.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                })
+            },
+        )
+        .unwrap();
+        assert!(m.ops >= 1000 && m.seconds < 60.0, "{m:?}");
     }
 
     #[test]

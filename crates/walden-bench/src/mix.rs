@@ -13,8 +13,8 @@ use walden::rmgr::{RM_MIN_CUSTOM_ID, RM_XACT_ID, XLOG_XACT_COMMIT};
 use walden::{Config, Record, SyncMethod};
 
 use crate::design::Design;
-use crate::fresh_wal::{run_cases, CaseFigures, FreshWal, FreshWalError, WalSlice};
-use crate::measure::{grid, run_threads, SliceSettings, Timing};
+use crate::fresh_wal::{run_cases, thread_slice, CaseFigures, FreshWalError, LogSetup, WalSlice};
+use crate::measure::{grid, SliceSettings, Timing};
 
 /// Records per transaction before the commit record (seed 001: a
 /// transaction of 20 `INSERT INTO pgbench_history`).
@@ -76,16 +76,16 @@ fn transaction(thread: usize) -> (Record, Record) {
     (small, commit)
 }
 
-/// Measures one slice of `case` on a fresh log under `dir`.
+/// Measures one slice of `case` on a log set up as `setup` under `dir`.
 pub fn run_slice(
     case: MixCase,
+    setup: LogSetup,
     base: &Config,
     dir: &Path,
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
-    let fresh = FreshWal::create(dir, case.config(base))?;
-    let wal = &fresh.wal;
-    let measured = run_threads(case.threads, duration, Timing::Latency, |thread| {
+    let config = case.config(base);
+    thread_slice!(dir, setup, duration; config, case.threads, Timing::Latency; |wal, thread| {
         let (small, commit) = transaction(thread);
         Ok(move || {
             for _ in 0..RECORDS_PER_TRANSACTION {
@@ -93,22 +93,24 @@ pub fn run_slice(
             }
             wal.insert_and_flush(&commit).map(drop)
         })
-    })?;
-    fresh.finish(measured)
+    })
 }
 
-/// Runs every case in interleaved slices, each on a fresh log configured
-/// as [`MixCase::config`] over `base`; `after` is called after each slice.
+/// Runs every case with every setup in interleaved slices, each on a log
+/// configured as [`MixCase::config`] over `base`; `after` is called after
+/// each slice.
 pub fn run(
     cases: &[MixCase],
+    setups: &[LogSetup],
     base: &Config,
     settings: &SliceSettings,
-    after: impl FnMut(MixCase),
+    after: impl FnMut(MixCase, LogSetup),
 ) -> Result<Vec<MixResult>, FreshWalError> {
     run_cases(
         cases,
+        setups,
         settings,
-        |case, dir, slice| run_slice(case, base, dir, slice),
+        |case, setup, dir, slice| run_slice(case, setup, base, dir, slice),
         after,
     )
 }
@@ -133,7 +135,14 @@ mod tests {
             ..Config::default()
         };
         for case in cases(&Design::ALL, &[SyncMethod::None], &[2]) {
-            let slice = run_slice(case, &base, dir.path(), Duration::from_millis(50)).unwrap();
+            let slice = run_slice(
+                case,
+                LogSetup::default(),
+                &base,
+                dir.path(),
+                Duration::from_millis(50),
+            )
+            .unwrap();
             let transactions = slice.measured.ops;
             assert!(transactions > 0, "{case:?}");
             // Every transaction inserted its 21 records; none was cut short.

@@ -1,6 +1,7 @@
 //! PNG line charts of throughput against threads, one line per strategy or
 //! system (like the seeds' charts), with the machine's limits as dashed
-//! horizontal lines. Drawn with plotters' bitmap backend and an embedded
+//! horizontal lines, the spread of the slices as vertical bars and the
+//! machine in small print under the chart. Drawn with plotters' bitmap backend and an embedded
 //! DejaVu font, so no system font library is needed.
 
 use std::path::Path;
@@ -16,6 +17,9 @@ pub struct Series {
     pub name: String,
     /// (threads, value) points, in thread order.
     pub points: Vec<(usize, f64)>,
+    /// (threads, slowest, fastest): the spread of the slices behind a
+    /// point, drawn as a vertical bar (empty: not measured in slices).
+    pub spread: Vec<(usize, f64, f64)>,
 }
 
 /// A chart of values against thread counts (log-2 x axis).
@@ -62,13 +66,17 @@ fn register_embedded_font() {
 }
 
 impl ThreadChart {
-    /// Draws the chart into a PNG file at `path`.
-    pub fn write_png(&self, path: &Path) -> Result<(), PlotError> {
+    /// Draws the chart into a PNG file at `path`, with `note` (the
+    /// machine that measured it) in small print under it.
+    pub fn write_png(&self, path: &Path, note: &str) -> Result<(), PlotError> {
         let points = self.series.iter().flat_map(|s| s.points.iter());
         let (mut max_threads, mut max_value) = (1usize, 0f64);
         for &(threads, value) in points {
             max_threads = max_threads.max(threads);
             max_value = max_value.max(value);
+        }
+        for &(_, _, fastest) in self.series.iter().flat_map(|s| s.spread.iter()) {
+            max_value = max_value.max(fastest);
         }
         if max_value <= 0.0 {
             return Err(PlotError::Empty(self.title.clone()));
@@ -83,6 +91,15 @@ impl ThreadChart {
         };
         let root = BitMapBackend::new(path, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_error(&e))?;
+        let spread = self.series.iter().any(|s| !s.spread.is_empty());
+        let note = if spread {
+            format!("{note}; bars: slowest to fastest slice")
+        } else {
+            note.to_owned()
+        };
+        root.draw(&Text::new(note, (16, SIZE.1 as i32 - 18), (FONT, 13)))
+            .map_err(|e| draw_error(&e))?;
+        let root = root.margin(0, 18, 0, 0);
         let x_max = (max_threads.next_power_of_two() as f64).max(2.0);
         let mut chart = ChartBuilder::on(&root)
             .caption(&self.title, (FONT, 24))
@@ -115,6 +132,17 @@ impl ThreadChart {
             chart
                 .draw_series(line.map(|p| Circle::new(p, 4, color.filled())))
                 .map_err(|e| draw_error(&e))?;
+            // A bar from the slowest slice to the fastest, capped at both
+            // ends (the x axis is logarithmic: caps of ±4 %).
+            let bars = series.spread.iter().flat_map(|&(t, lo, hi)| {
+                let (x, left, right) = (t as f64, t as f64 / 1.04, t as f64 * 1.04);
+                [
+                    PathElement::new([(x, lo), (x, hi)], color.stroke_width(2)),
+                    PathElement::new([(left, lo), (right, lo)], color.stroke_width(2)),
+                    PathElement::new([(left, hi), (right, hi)], color.stroke_width(2)),
+                ]
+            });
+            chart.draw_series(bars).map_err(|e| draw_error(&e))?;
         }
         for (name, value) in &self.limits {
             let dashes = (0..64).map(|i| {
@@ -169,15 +197,17 @@ mod tests {
                 Series {
                     name: "a".into(),
                     points: vec![(1, 10.0), (2, 18.0), (64, 40.0)],
+                    spread: vec![(1, 9.0, 11.0), (64, 30.0, 60.0)],
                 },
                 Series {
                     name: "b".into(),
                     points: vec![(1, 5.0), (64, 9.0)],
+                    spread: Vec::new(),
                 },
             ],
             limits: vec![("disk".into(), 50.0)],
         };
-        chart.write_png(&path).unwrap();
+        chart.write_png(&path, "2 cores").unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         // IHDR: width and height, big-endian, at offsets 16 and 20.
@@ -199,7 +229,9 @@ mod tests {
             series: vec![],
             limits: vec![],
         };
-        let err = chart.write_png(Path::new("/tmp/never.png")).unwrap_err();
+        let err = chart
+            .write_png(Path::new("/tmp/never.png"), "")
+            .unwrap_err();
         assert!(err.to_string().contains("nothing"));
     }
 

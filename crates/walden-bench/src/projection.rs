@@ -202,6 +202,7 @@ mod tests {
                 sync_method: SyncMethod::None,
                 threads: 1,
             },
+            setup: Default::default(),
             figures: figures(records_per_sec, 0.0),
         }
     }

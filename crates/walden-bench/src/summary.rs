@@ -17,11 +17,12 @@ use clap::Args;
 
 use crate::error::BenchError;
 use crate::limits::Probe;
+use crate::machine::Machine;
 use crate::plot::short_number;
 use crate::projection::project_mix;
 
 use crate::units::{bytes_rate, size};
-use ratios::{limit_fractions, peer_ratios, pg_ratios};
+use ratios::{insert_ratios, limit_fractions, peer_ratios, pg_ratios, LimitFraction};
 use results::Results;
 
 /// Arguments of `walden bench summary`.
@@ -43,10 +44,17 @@ pub fn run_summary(args: &SummaryArgs) -> Result<(), BenchError> {
 /// charts there, and prints summary.md.
 pub fn summarize(dir: &Path) -> Result<(), BenchError> {
     let results = Results::read(dir)?;
+    let note = match &results.machine {
+        Some(machine) => format!("measured on {}", machine.describe()),
+        None => format!(
+            "machine not recorded (no limits.json); summarised on {}",
+            Machine::this().describe()
+        ),
+    };
     let mut charts = Vec::new();
     for (name, chart) in charts::charts(&results) {
         let path = dir.join(&name);
-        chart.write_png(&path)?;
+        chart.write_png(&path, &note)?;
         charts.push(name);
     }
     let text = summary_markdown(&results, &charts);
@@ -56,6 +64,7 @@ pub fn summarize(dir: &Path) -> Result<(), BenchError> {
     let json = serde_json::json!({
         "peer_ratios": peer_ratios(&results.peers, &[1, 2, 64]),
         "limit_fractions": limit_fractions(&results),
+        "insert_ratios": insert_ratios(&results.insert),
         "postgres_ratios": pg_ratios(&results.pg_workloads, &results.postgres),
         "projection": line_ns.map(|ns| project_mix(&results.mix, ns)),
         "charts": charts,
@@ -95,31 +104,38 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
         ));
     }
     line(String::new());
-    line("## Walden against the machine's limits — measured".into());
+    line("## Walden against the limit that matches it — measured".into());
     line(String::new());
-    line("| walden / limit | walden | limit | unit | fraction |".into());
-    line("|---|---:|---:|---|---:|".into());
-    for f in limit_fractions(r) {
-        line(format!(
-            "| {} | {} | {} | {} | {:.2} |",
-            f.what,
-            figure(f.walden),
-            figure(f.limit),
-            f.unit,
-            f.fraction
-        ));
-    }
+    line("Durable 1 MiB messages against the fastest durable 1 MiB write with at most as many writers; \
+          non-durable ones against the overwrite of a cached file; 100 B commits against the fastest \
+          durable 8 kB write. Walden's segments steady where measured."
+        .into());
     line(String::new());
-    line("## Walden against PostgreSQL 15 (WAL bytes/s) — measured".into());
+    fraction_table(&mut line, "walden / limit", &limit_fractions(r));
     line(String::new());
-    line("| payload | fsync | threads | walden | postgresql | walden / postgresql |".into());
-    line("|---|---|---:|---:|---:|---:|".into());
+    line("## The insert path alone — measured".into());
+    line(String::new());
+    fraction_table(&mut line, "ratio", &insert_ratios(&r.insert));
+    line(String::new());
+    line("## Walden against PostgreSQL 15 (WAL bytes/s, PostgreSQL warmed up) — measured".into());
+    line(String::new());
+    line(
+        "| payload | fsync | threads | walden segments | postgresql in recycled segments | walden | postgresql | walden / postgresql |"
+            .into(),
+    );
+    line("|---|---|---:|---|---|---:|---:|---:|".into());
     for p in pg_ratios(&r.pg_workloads, &r.postgres) {
         line(format!(
-            "| {} | {} | {} | {} | {} | {:.2} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             size(p.payload),
             if p.durable { "on" } else { "off" },
             p.threads,
+            p.segment_state,
+            match p.postgres_steady {
+                Some(true) => "yes",
+                Some(false) => "no: outran them",
+                None => "unknown",
+            },
             bytes_rate(p.walden),
             bytes_rate(p.postgres),
             p.ratio
@@ -157,6 +173,22 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
     line(String::new());
     line(format!("Charts: {}", charts.join(", ")));
     md
+}
+
+/// A table of ratios, headed `what`.
+fn fraction_table(line: &mut impl FnMut(String), what: &str, rows: &[LimitFraction]) {
+    line(format!("| {what} | walden | reference | unit | ratio |"));
+    line("|---|---:|---:|---|---:|".into());
+    for f in rows {
+        line(format!(
+            "| {} | {} | {} | {} | {:.2} |",
+            f.what,
+            figure(f.walden),
+            figure(f.limit),
+            f.unit,
+            f.fraction
+        ));
+    }
 }
 
 /// A figure for a table: with a unit prefix from a thousand up, three

@@ -93,7 +93,8 @@ fn every_suite_that_builds_logs_takes_the_knobs() {
         ]
         .concat(),
     );
-    assert_eq!(insert["results"].as_array().unwrap().len(), 1, "{insert}");
+    // Files steady, files fresh, discard.
+    assert_eq!(insert["results"].as_array().unwrap().len(), 3, "{insert}");
     assert_eq!(insert["results"][0]["format"], "compact-wal-id", "{insert}");
     assert_eq!(insert["config"]["page_init"], "cooperative", "{insert}");
     assert_eq!(insert["config"]["insert_slots"], 16, "{insert}");
@@ -286,4 +287,129 @@ fn splice_says_why_it_is_not_in_bench_all() {
     assert!(text.contains("Not part of `walden bench all`"), "{text}");
     assert!(text.contains("correctness table"), "{text}");
     assert!(text.contains("not a timing"), "{text}");
+}
+
+#[test]
+fn segment_states_storages_and_write_limits_are_flags_reported_in_the_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().to_str().unwrap();
+    let fast = ["--slice-ms", "20", "--slices", "1", "--dir", logs];
+    for suite in ["commit", "mix", "insert"] {
+        let text = help(&["bench", suite]);
+        assert!(text.contains("--segment-state"), "{suite}: {text}");
+    }
+    assert!(help(&["bench", "insert"]).contains("--storage"));
+    assert!(help(&["bench", "limits"]).contains("O_DIRECT"));
+
+    let insert = bench_json(
+        tmp.path(),
+        &[
+            &["insert", "--threads", "1", "--record-bytes", "66"][..],
+            &fast[..],
+            &["--format", "postgres15", "--reservation", "spinlock"],
+            &["--storage", "discard,files", "--segment-state", "steady"],
+        ]
+        .concat(),
+    );
+    let setups: Vec<(String, String)> = insert["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["storage"].as_str().unwrap().to_owned(),
+                r["segment_state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // Discard has no segment state: it runs once, fresh.
+    assert_eq!(
+        setups,
+        [
+            ("discard".into(), "fresh".into()),
+            ("files".into(), "steady".into())
+        ],
+        "{insert}"
+    );
+
+    let commit = bench_json(
+        tmp.path(),
+        &[
+            &["commit", "--threads", "1", "--sync", "none"][..],
+            &fast[..],
+            &["--segment-state", "steady"],
+        ]
+        .concat(),
+    );
+    let row = &commit["results"][0];
+    assert_eq!(row["segment_state"], "steady", "{commit}");
+    assert!(row["ops"].as_u64().unwrap() > 0, "{commit}");
+    assert!(
+        row["slice_max_ops_per_sec"].as_f64().unwrap() > 0.0,
+        "{commit}"
+    );
+
+    let limits = bench_json(
+        tmp.path(),
+        &["limits", "--duration-ms", "20", "--dir", logs],
+    );
+    assert!(
+        limits["machine"]["cores"].as_u64().unwrap() >= 1,
+        "{limits}"
+    );
+    let labels: Vec<&str> = limits["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["probe"]["target"].as_str().unwrap_or(""))
+        .collect();
+    for target in ["fresh", "overwrite", "direct"] {
+        assert!(labels.contains(&target), "{target}: {limits}");
+    }
+    // O_DIRECT is measured or says why not: never silently missing.
+    for r in limits["results"].as_array().unwrap() {
+        if r["probe"]["target"] == "direct" {
+            assert!(
+                r["ops_per_sec"].as_f64().unwrap() > 0.0 || r["unsupported"].is_string(),
+                "{r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_bad_segment_state_or_storage_names_the_choices_on_one_line() {
+    for (suite, flag, value, message) in [
+        (
+            "commit",
+            "--segment-state",
+            "warm",
+            "unknown segment state `warm`: expected fresh or steady",
+        ),
+        (
+            "mix",
+            "--segment-state",
+            "hot",
+            "unknown segment state `hot`: expected fresh or steady",
+        ),
+        (
+            "insert",
+            "--storage",
+            "tape",
+            "unknown storage `tape`: expected files or discard",
+        ),
+    ] {
+        let out = walden()
+            .args(["bench", suite, flag, value])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{suite}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: invalid value"),
+            "{suite}: {stderr}"
+        );
+        assert!(first.ends_with(message), "{suite}: {stderr}");
+    }
 }

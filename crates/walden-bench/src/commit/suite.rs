@@ -10,12 +10,13 @@ use clap::Args;
 use crate::args::{counts, defaults};
 use crate::commit::{self, CommitRecord, CommitResult};
 use crate::error::BenchError;
+use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::peers::best_config;
 use walden::{Config, SyncMethod};
 
 use crate::knobs::{check, config_json, configure, StrategyArgs};
 use crate::run_output::{finish, open_json};
-use crate::slices::SliceArgs;
+use crate::slices::{SegmentStateArgs, SliceArgs};
 use crate::units::parse_size_arg;
 use crate::units::{bytes_rate, latency, rate, ratio, size};
 
@@ -28,7 +29,8 @@ configuration's; the sync method is each case's.
 Examples:
   walden bench commit --threads 1,2,64 --sync fdatasync --slice-ms 200
   walden bench commit --reservation prev-link-table --insert-slots 64 --eviction batch
-  walden bench commit --best --logical --payload 100,1MB --sync none,fdatasync --threads 1,2,64")]
+  walden bench commit --best --logical --payload 100,1MB --sync none,fdatasync --threads 1,2,64
+  walden bench commit --best --logical --payload 1MB --sync none --threads 2 --segment-state steady,fresh")]
 pub struct CommitArgs {
     /// Thread counts, comma-separated.
     #[arg(
@@ -57,6 +59,9 @@ pub struct CommitArgs {
     /// The strategy knobs, over the base configuration.
     #[command(flatten)]
     pub knobs: StrategyArgs,
+    /// Segment states.
+    #[command(flatten)]
+    pub states: SegmentStateArgs,
     /// Timing, directory and JSON output.
     #[command(flatten)]
     pub run: SliceArgs,
@@ -106,9 +111,16 @@ pub fn run(args: &CommitArgs) -> Result<(), BenchError> {
     };
     let config = configure(base, &[&args.knobs]);
     check(cases.iter().map(|c| c.config(&config)))?;
-    let bar = args.run.progress(cases.len())?;
-    let results = commit::run(&cases, record, &config, &args.run.settings(), |c| {
-        bar.set_message(format!("{}, {} threads", c.sync_method, c.threads));
+    let setups = args.states.setups();
+    let bar = args.run.progress(cases.len() * setups.len())?;
+    let settings = args.run.settings();
+    let results = commit::run(&cases, &setups, record, &config, &settings, |c, s| {
+        bar.set_message(format!(
+            "{}, {} threads, {}",
+            c.sync_method,
+            c.threads,
+            s.label()
+        ));
         bar.inc(1);
     })?;
     finish(
@@ -127,23 +139,35 @@ pub fn run(args: &CommitArgs) -> Result<(), BenchError> {
     )
 }
 
-/// One row per case; the ratio is to one thread of the same sync method
-/// and payload.
+/// One row per case and setup; the ratio is to one thread of the same
+/// sync method, payload and setup.
 fn print_table(results: &[CommitResult]) {
     println!(
-        "{:<14} {:>8} {:>7} {:>11} {:>6} {:>12} {:>8} {:>10} {:>10}",
-        "sync", "payload", "threads", "commits/s", "×T=1", "WAL", "syncs/c", "p50", "p99"
+        "{:<14} {:>8} {:>7} {:<14} {:>11} {:>6} {:>12} {:>8} {:>10} {:>10}",
+        "sync",
+        "payload",
+        "threads",
+        "segments",
+        "commits/s",
+        "×T=1",
+        "WAL",
+        "syncs/c",
+        "p50",
+        "p99"
     );
     for group in results.chunk_by(|a, b| {
         a.case.sync_method == b.case.sync_method && a.case.payload == b.case.payload
     }) {
-        let one = group.iter().find(|r| r.case.threads == 1);
         for r in group {
+            let one = group
+                .iter()
+                .find(|o| o.case.threads == 1 && o.setup == r.setup);
             println!(
-                "{:<14} {:>8} {:>7} {:>11} {:>6} {:>12} {:>8.3} {:>10} {:>10}",
+                "{:<14} {:>8} {:>7} {:<14} {:>11} {:>6} {:>12} {:>8.3} {:>10} {:>10}",
                 r.case.sync_method.to_string(),
                 size(r.case.payload),
                 r.case.threads,
+                r.figures.setup_label(&r.setup),
                 rate(r.figures.ops_per_sec),
                 ratio(r.figures.ops_per_sec, one.map(|o| o.figures.ops_per_sec)),
                 bytes_rate(r.figures.wal_bytes_per_sec),
@@ -152,6 +176,9 @@ fn print_table(results: &[CommitResult]) {
                 latency(r.figures.p99_ns),
             );
         }
+    }
+    if results.iter().any(|r| r.figures.slices_cut_short > 0) {
+        println!("{CUT_SHORT_NOTE}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! `walden bench limits`: the machine's physical limits — memcpy and
-//! CRC-32C bandwidth, one cache-line transfer, sequential write bandwidth,
-//! write-and-sync latency — the yardsticks the other suites are read against.
+//! CRC-32C bandwidth, one cache-line transfer, file writes (fresh file,
+//! overwrite of a cached file, `O_DIRECT`; with and without `fdatasync`;
+//! 8 kB and 1 MiB) — the yardsticks the other suites are read against.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use clap::Args;
 use crate::args::defaults;
 use crate::error::BenchError;
 use crate::limits::{self, LimitResult, Probe};
+use crate::machine::Machine;
 
 use crate::run_output::progress;
 use crate::run_output::{finish, open_json};
@@ -17,7 +19,14 @@ use crate::units::{bytes_rate, latency, rate};
 
 /// Arguments of `walden bench limits`.
 #[derive(Args, Clone, Debug, PartialEq)]
-#[command(after_help = "Examples:
+#[command(after_help = "\
+File writes of 8 kB and 1 MiB, each with and without fdatasync: a fresh
+file write (extending a new file), an overwrite of a cached file (written
+and synced first, as a recycled segment) and an O_DIRECT write (where the
+file system refuses O_DIRECT, the row and the JSON say so); O_DSYNC
+overwrites; two overlapped writers for durable 1 MiB writes.
+
+Examples:
   walden bench limits --duration-ms 150
   walden bench limits --dir /mnt/wal-disk --json limits.json")]
 pub struct LimitsArgs {
@@ -64,6 +73,7 @@ pub fn run(args: &LimitsArgs) -> Result<(), BenchError> {
             "workload": "limits",
             "duration_ms": args.duration_ms,
             "available_parallelism": std::thread::available_parallelism().ok().map(|n| n.get()),
+            "machine": Machine::this(),
             "results": results,
         }),
     )
@@ -71,12 +81,16 @@ pub fn run(args: &LimitsArgs) -> Result<(), BenchError> {
 
 fn print_table(results: &[LimitResult]) {
     println!(
-        "{:<40} {:>12} {:>11} {:>10} {:>10} {:>10}",
+        "{:<48} {:>12} {:>11} {:>10} {:>10} {:>10}",
         "limit", "bandwidth", "ops/s", "mean", "p50", "p99"
     );
     for r in results {
+        if let Some(why) = &r.unsupported {
+            println!("{:<48} unsupported: {why}", r.probe.label());
+            continue;
+        }
         println!(
-            "{:<40} {:>12} {:>11} {:>10} {:>10} {:>10}",
+            "{:<48} {:>12} {:>11} {:>10} {:>10} {:>10}",
             r.probe.label(),
             r.gb_per_sec.map_or("-".to_owned(), |g| bytes_rate(g * 1e9)),
             rate(r.ops_per_sec),

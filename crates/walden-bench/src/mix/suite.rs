@@ -8,12 +8,13 @@ use clap::Args;
 
 use crate::args::{counts, defaults};
 use crate::error::BenchError;
+use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::mix::{self, MixResult, RECORDS_PER_TRANSACTION};
 use walden::{Config, ReservationKind, SyncMethod};
 
 use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
 use crate::run_output::{finish, open_json};
-use crate::slices::SliceArgs;
+use crate::slices::{SegmentStateArgs, SliceArgs};
 use crate::units::{latency, rate, ratio};
 
 /// Arguments of `walden bench mix`.
@@ -43,6 +44,9 @@ pub struct MixArgs {
     /// Timing, directory and JSON output.
     #[command(flatten)]
     pub run: SliceArgs,
+    /// Segment states.
+    #[command(flatten)]
+    pub states: SegmentStateArgs,
 }
 
 impl MixArgs {
@@ -66,13 +70,15 @@ pub fn run(args: &MixArgs) -> Result<(), BenchError> {
     let cases = mix::cases(&designs, &args.sync, &threads);
     let base = configure(Config::default(), &[&args.knobs]);
     check(cases.iter().map(|c| c.config(&base)))?;
-    let bar = args.run.progress(cases.len())?;
-    let results = mix::run(&cases, &base, &args.run.settings(), |c| {
+    let setups = args.states.setups();
+    let bar = args.run.progress(cases.len() * setups.len())?;
+    let results = mix::run(&cases, &setups, &base, &args.run.settings(), |c, s| {
         bar.set_message(format!(
-            "{}, sync {}, {} threads",
+            "{}, sync {}, {} threads, {}",
             c.design.label(),
             c.sync_method,
-            c.threads
+            c.threads,
+            s.label()
         ));
         bar.inc(1);
     })?;
@@ -95,21 +101,22 @@ pub fn run(args: &MixArgs) -> Result<(), BenchError> {
 /// and thread count.
 fn print_table(results: &[MixResult]) {
     println!(
-        "{:<10} {:>7}  {:<28} {:>10} {:>10} {:>9} {:>10} {:>10}",
-        "sync", "threads", "design", "xacts/s", "records/s", "×spinlock", "p50", "p99"
+        "{:<10} {:>7}  {:<28} {:<14} {:>10} {:>10} {:>9} {:>10} {:>10}",
+        "sync", "threads", "design", "segments", "xacts/s", "records/s", "×spinlock", "p50", "p99"
     );
     for group in results.chunk_by(|a, b| {
         a.case.sync_method == b.case.sync_method && a.case.threads == b.case.threads
     }) {
-        let spinlock = group
-            .iter()
-            .find(|r| r.case.design.reservation == ReservationKind::Spinlock);
         for r in group {
+            let spinlock = group.iter().find(|s| {
+                s.case.design.reservation == ReservationKind::Spinlock && s.setup == r.setup
+            });
             println!(
-                "{:<10} {:>7}  {:<28} {:>10} {:>10} {:>9} {:>10} {:>10}",
+                "{:<10} {:>7}  {:<28} {:<14} {:>10} {:>10} {:>9} {:>10} {:>10}",
                 r.case.sync_method.to_string(),
                 r.case.threads,
                 r.case.design.label(),
+                r.figures.setup_label(&r.setup),
                 rate(r.figures.ops_per_sec),
                 rate(r.figures.records_per_sec),
                 ratio(
@@ -120,6 +127,9 @@ fn print_table(results: &[MixResult]) {
                 latency(r.figures.p99_ns),
             );
         }
+    }
+    if results.iter().any(|r| r.figures.slices_cut_short > 0) {
+        println!("{CUT_SHORT_NOTE}");
     }
 }
 

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use walden::{Config, Record, SyncMethod};
 
 use crate::design::Design;
-use crate::fresh_wal::{run_cases, FreshWal, FreshWalError, WalFigures, WalSlice};
-use crate::measure::{grid, run_threads, SliceSettings, Timing};
+use crate::fresh_wal::{run_cases, thread_slice, FreshWalError, LogSetup, WalFigures, WalSlice};
+use crate::measure::{grid, SliceSettings, Timing};
 
 /// The resource manager of the records inserted.
 const RMID: u8 = 160;
@@ -53,6 +53,9 @@ pub struct InsertResult {
     /// The case.
     #[serde(flatten)]
     pub case: InsertCase,
+    /// Storage and segment state.
+    #[serde(flatten)]
+    pub setup: LogSetup,
     /// Records inserted, per second, WAL bytes per second.
     #[serde(flatten)]
     pub figures: WalFigures,
@@ -86,39 +89,41 @@ pub fn record(bytes: usize) -> Record {
 
 fn run_slice(
     case: InsertCase,
+    setup: LogSetup,
     base: &Config,
     dir: &Path,
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
-    let fresh = FreshWal::create(dir, case.config(base))?;
-    let wal = &fresh.wal;
     let rec = record(case.record_bytes);
-    let measured = run_threads(case.threads, duration, Timing::CountOnly, |_| {
+    let config = case.config(base);
+    thread_slice!(dir, setup, duration; config, case.threads, Timing::CountOnly; |wal, _| {
         let rec = &rec;
         Ok(move || wal.insert(rec).map(drop))
-    })?;
-    fresh.finish(measured)
+    })
 }
 
-/// Runs every case in interleaved slices, each on a fresh log configured
-/// as [`InsertCase::config`] over `base`; `after` is called after each
-/// slice.
+/// Runs every case with every setup in interleaved slices, each on a log
+/// configured as [`InsertCase::config`] over `base`; `after` is called
+/// after each slice.
 pub fn run(
     cases: &[InsertCase],
+    setups: &[LogSetup],
     base: &Config,
     slices: &SliceSettings,
-    after: impl FnMut(InsertCase),
+    after: impl FnMut(InsertCase, LogSetup),
 ) -> Result<Vec<InsertResult>, FreshWalError> {
     let measured = run_cases(
         cases,
+        setups,
         slices,
-        |case, dir, slice| run_slice(case, base, dir, slice),
+        |case, setup, dir, slice| run_slice(case, setup, base, dir, slice),
         after,
     )?;
     Ok(measured
         .into_iter()
         .map(|m| InsertResult {
             case: m.case,
+            setup: m.setup,
             ns_per_record: if m.figures.records_per_sec > 0.0 {
                 1e9 / m.figures.records_per_sec
             } else {
@@ -132,6 +137,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fresh_wal::{SegmentState, StorageKind};
 
     #[test]
     fn records_have_the_asked_size() {
@@ -154,7 +160,15 @@ mod tests {
             slices: 1,
         };
         let cases = cases(&Design::ALL, &[2], &[66]);
-        let results = run(&cases, &base, &slices, |_| {}).unwrap();
+        let setups = [
+            LogSetup::default(),
+            LogSetup {
+                storage: StorageKind::Discard,
+                segment_state: SegmentState::Fresh,
+            },
+        ];
+        let results = run(&cases, &setups, &base, &slices, |_, _| {}).unwrap();
+        assert_eq!(results.len(), cases.len() * 2);
         for r in results {
             assert!(r.figures.ops > 0, "{r:?}");
             // Sync None whatever the base says.

@@ -13,6 +13,7 @@ use clap::Args;
 use crate::args::{counts, defaults};
 use crate::design::shared_writes;
 use crate::error::BenchError;
+use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::limits::{self, Probe};
 use crate::measure::SliceSettings;
 use crate::projection::{project_reservation, ReservationProjection};
@@ -24,7 +25,7 @@ use walden::{Config, ReservationKind};
 use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
 use crate::run_output::progress;
 use crate::run_output::{finish, open_json, JsonReport};
-use crate::slices::SliceArgs;
+use crate::slices::{SliceArgs, StorageArgs};
 use crate::units::{bytes_rate, ratio};
 
 /// Reservations per thread of a `--quick` run.
@@ -82,7 +83,8 @@ Knobs not given keep Config::default()'s; sync none.
 Examples:
   walden bench insert --quick --threads 1,2,64 --record-bytes 66
   walden bench insert --format postgres15 --insert-slots 64 --slot-choice attempts:2
-  walden bench insert --reservation unlinked --page-init cooperative --eviction batch")]
+  walden bench insert --reservation unlinked --page-init cooperative --eviction batch
+  walden bench insert --threads 1,2 --storage discard,files --segment-state steady")]
 pub struct InsertArgs {
     /// Thread counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,16,64,256")]
@@ -98,6 +100,9 @@ pub struct InsertArgs {
     /// 8 sticky slots, mapping-lock, one-page, 16 MB of buffers).
     #[command(flatten)]
     pub knobs: InsertPathArgs,
+    /// `--storage` and `--segment-state`: each case runs on each.
+    #[command(flatten)]
+    pub storage: StorageArgs,
     /// One slice of 200 ms per case: about a minute in all.
     #[arg(long)]
     pub quick: bool,
@@ -168,13 +173,17 @@ pub fn run_insert(args: &InsertArgs) -> Result<(), BenchError> {
     } else {
         args.run.settings()
     };
-    let bar = progress(cases.len() * slices.slices as usize + args.designs.reservation.len())?;
-    let results = insert::run(&cases, &base, &slices, |c| {
+    let setups = args.storage.setups();
+    let bar = progress(
+        cases.len() * setups.len() * slices.slices as usize + args.designs.reservation.len(),
+    )?;
+    let results = insert::run(&cases, &setups, &base, &slices, |c, s| {
         bar.set_message(format!(
-            "{}, {} threads, {} B",
+            "{}, {} threads, {} B, {}",
             c.design.label(),
             c.threads,
-            c.record_bytes
+            c.record_bytes,
+            s.label()
         ));
         bar.inc(1);
     })?;
@@ -290,32 +299,39 @@ fn print_micro(results: &[MicroResult]) {
     }
 }
 
-/// Rows by record size and thread count; the ratio is to `spinlock`.
+/// Rows by record size and thread count; the ratio is to `spinlock` on
+/// the same setup.
 fn print_insert(results: &[InsertResult]) {
     println!("insert path, sync none (non-durable), measured");
     println!(
-        "{:>6} {:>7}  {:<30} {:>10} {:>10} {:>10} {:>11}",
-        "bytes", "threads", "design", "ns/record", "Mrec/s", "×spinlock", "WAL/s"
+        "{:>6} {:>7}  {:<30} {:<14} {:>10} {:>10} {:>10} {:>11}",
+        "bytes", "threads", "design", "storage", "ns/record", "Mrec/s", "×spinlock", "WAL/s"
     );
     for group in results.chunk_by(|a, b| {
         a.case.threads == b.case.threads && a.case.record_bytes == b.case.record_bytes
     }) {
-        let spinlock = group
-            .iter()
-            .find(|r| r.case.design.reservation == ReservationKind::Spinlock)
-            .map(|r| r.figures.records_per_sec);
         for r in group {
+            let spinlock = group
+                .iter()
+                .find(|s| {
+                    s.case.design.reservation == ReservationKind::Spinlock && s.setup == r.setup
+                })
+                .map(|s| s.figures.records_per_sec);
             println!(
-                "{:>6} {:>7}  {:<30} {:>10.1} {:>10.3} {:>10} {:>11}",
+                "{:>6} {:>7}  {:<30} {:<14} {:>10.1} {:>10.3} {:>10} {:>11}",
                 r.case.record_bytes,
                 r.case.threads,
                 r.case.design.label(),
+                r.figures.setup_label(&r.setup),
                 r.ns_per_record,
                 r.figures.records_per_sec / 1e6,
                 ratio(r.figures.records_per_sec, spinlock),
                 bytes_rate(r.figures.wal_bytes_per_sec),
             );
         }
+    }
+    if results.iter().any(|r| r.figures.slices_cut_short > 0) {
+        println!("{CUT_SHORT_NOTE}");
     }
 }
 

@@ -4,7 +4,9 @@
 use walden::SyncMethod;
 
 use super::results::Results;
-use crate::limits::{Durability, Probe, BLOCK};
+use crate::commit::CommitResult;
+use crate::fresh_wal::WalFigures;
+use crate::limits::{Probe, WriteSync, WriteTarget, BLOCK};
 use crate::mix::MixResult;
 use crate::peers::{PeerResult, Workload, PAYLOAD};
 use crate::plot::{Series, ThreadChart};
@@ -16,16 +18,18 @@ pub type NamedChart = (String, ThreadChart);
 /// Every chart the results allow.
 pub fn charts(r: &Results) -> Vec<NamedChart> {
     let mut out = strategy_charts(r);
-    let durable_rate = |bytes, durability| {
-        r.limit(Probe::DurableWrite { bytes, durability })
-            .map(|l| l.ops_per_sec)
-    };
     if !r.commit.is_empty() {
         let mut limits = Vec::new();
-        if let Some(rate) = durable_rate(8 << 10, Durability::Fdatasync) {
+        let probe = Probe::FileWrite {
+            target: WriteTarget::Overwrite,
+            bytes: 8 << 10,
+            sync: WriteSync::Fdatasync,
+            writers: 1,
+        };
+        if let Some(l) = r.limit(probe).filter(|l| l.ops_per_sec > 0.0) {
             limits.push((
-                "limit: 8 kB write + fdatasync, back to back".to_owned(),
-                rate,
+                format!("limit: {}, back to back", probe.label()),
+                l.ops_per_sec,
             ));
         }
         out.push((
@@ -33,10 +37,11 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
             ThreadChart {
                 title: "Durable 100-byte commits (insert + flush) per sync method".into(),
                 y_label: "commits/s".into(),
-                series: group_series(
+                series: group_series_spread(
                     &r.commit,
-                    |c| c.case.sync_method.to_string(),
+                    |c| format!("sync {}, {}", c.case.sync_method, c.setup.legend()),
                     |c| (c.case.threads, c.figures.ops_per_sec),
+                    |c| spread(&c.figures, c.figures.ops_per_sec),
                 ),
                 limits,
             },
@@ -54,10 +59,11 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
                 ThreadChart {
                     title: format!("Seed 001 append-only mix (20 x 66 B + commit), sync {sync}"),
                     y_label: "records/s".into(),
-                    series: group_series(
+                    series: group_series_spread(
                         &mix,
-                        |m| m.case.design.label(),
+                        |m| format!("{}, {}", m.case.design.label(), m.setup.legend()),
                         |m| (m.case.threads, m.figures.records_per_sec),
+                        |m| spread(&m.figures, m.figures.records_per_sec),
                     ),
                     limits: Vec::new(),
                 },
@@ -94,25 +100,29 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
         let mut series = Vec::new();
         for durable in [false, true] {
             let fsync = if durable { "fsync on" } else { "fsync off" };
-            let walden: Vec<(usize, f64)> = r
+            let walden: Vec<&CommitResult> = r
                 .pg_workloads
                 .iter()
                 .filter(|c| c.case.payload == payload && c.case.sync_method.syncs() == durable)
-                .map(|c| (c.case.threads, c.figures.wal_bytes_per_sec / 1e6))
                 .collect();
+            series.extend(group_series_spread(
+                &walden,
+                |c| format!("walden, {}, {fsync}", c.setup.legend()),
+                |c| (c.case.threads, c.figures.wal_bytes_per_sec / 1e6),
+                |c| spread(&c.figures, c.figures.wal_bytes_per_sec / 1e6),
+            ));
             let postgres: Vec<(usize, f64)> = r
                 .postgres
                 .iter()
                 .filter(|p| p.payload == payload && p.fsync == durable)
                 .map(|p| (p.clients, p.wal_bytes_per_sec / 1e6))
                 .collect();
-            for (system, points) in [("walden", walden), ("postgresql 15", postgres)] {
-                if !points.is_empty() {
-                    series.push(Series {
-                        name: format!("{system}, {fsync}"),
-                        points,
-                    });
-                }
+            if !postgres.is_empty() {
+                series.push(Series {
+                    name: format!("postgresql 15, warmed up, {fsync}"),
+                    points: postgres,
+                    spread: Vec::new(),
+                });
             }
         }
         if !series.is_empty() {
@@ -131,8 +141,6 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
     out
 }
 
-/// One series per distinct `name(item)`, in first-seen order, points sorted
-/// by thread count.
 /// The seeds' charts: throughput against threads per reservation design
 /// (`reserve`, `insert`) and per page-initialisation and slot setup
 /// (`logical-1mb`, with the machine's memcpy + CRC-32C rate beside it).
@@ -167,10 +175,11 @@ fn strategy_charts(r: &Results) -> Vec<NamedChart> {
             ThreadChart {
                 title: format!("Insert path, {bytes}-byte records, sync none, per design"),
                 y_label: "records/s".into(),
-                series: group_series(
+                series: group_series_spread(
                     &rows,
-                    |i| i.case.design.label(),
+                    |i| format!("{}, {}", i.case.design.label(), i.setup.legend()),
                     |i| (i.case.threads, i.figures.records_per_sec),
+                    |i| spread(&i.figures, i.figures.records_per_sec),
                 ),
                 limits: Vec::new(),
             },
@@ -211,10 +220,23 @@ fn strategy_charts(r: &Results) -> Vec<NamedChart> {
     out
 }
 
+/// One series per distinct `name(item)`, in first-seen order, points sorted
+/// by thread count.
 fn group_series<T>(
     items: &[T],
     name: impl Fn(&T) -> String,
     point: impl Fn(&T) -> (usize, f64),
+) -> Vec<Series> {
+    group_series_spread(items, name, point, |_| None)
+}
+
+/// [`group_series`] with each point's spread of slices (slowest, fastest)
+/// where `spread(item)` knows it.
+fn group_series_spread<T>(
+    items: &[T],
+    name: impl Fn(&T) -> String,
+    point: impl Fn(&T) -> (usize, f64),
+    spread: impl Fn(&T) -> Option<(f64, f64)>,
 ) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for item in items {
@@ -225,16 +247,35 @@ fn group_series<T>(
                 out.push(Series {
                     name: n,
                     points: Vec::new(),
+                    spread: Vec::new(),
                 });
                 out.len() - 1
             }
         };
-        out[index].points.push(point(item));
+        let (threads, value) = point(item);
+        out[index].points.push((threads, value));
+        if let Some((slowest, fastest)) = spread(item) {
+            out[index].spread.push((threads, slowest, fastest));
+        }
     }
     for s in &mut out {
         s.points.sort_by_key(|p| p.0);
+        s.spread.sort_by_key(|p| p.0);
     }
     out
+}
+
+/// The slowest and fastest slices of `figures` in the unit of `value` (a
+/// rate proportional to its operations per second); none if unknown.
+fn spread(figures: &WalFigures, value: f64) -> Option<(f64, f64)> {
+    if figures.ops_per_sec <= 0.0 || figures.slice_max_ops_per_sec <= 0.0 {
+        return None;
+    }
+    let scale = value / figures.ops_per_sec;
+    Some((
+        figures.slice_min_ops_per_sec * scale,
+        figures.slice_max_ops_per_sec * scale,
+    ))
 }
 
 #[cfg(test)]
@@ -283,6 +324,7 @@ mod tests {
                     threads,
                     record_bytes: bytes,
                 },
+                setup: Default::default(),
                 figures: figures(5.0, 1.0),
                 ns_per_record: 1.0,
             });

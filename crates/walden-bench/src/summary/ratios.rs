@@ -5,8 +5,10 @@ use serde::Serialize;
 
 use super::results::{PgResult, Results};
 use crate::commit::CommitResult;
-use crate::limits::{Durability, Probe, BLOCK};
+use crate::fresh_wal::{LogSetup, SegmentState, StorageKind};
+use crate::limits::{LimitResult, Probe, WriteSync, WriteTarget, BLOCK};
 use crate::peers::{PeerResult, System, Workload};
+use crate::reserve::insert::InsertResult;
 
 /// Walden's best configuration against one peer at one thread count.
 #[derive(Clone, Debug, Serialize)]
@@ -71,34 +73,68 @@ pub struct LimitFraction {
     pub fraction: f64,
 }
 
-/// WAL bytes/s of the Walden PostgreSQL-workload case, if it ran.
-fn pg_workload_rate(
+/// The Walden PostgreSQL-workload case, if it ran: in the steady state
+/// when it was measured there (what a warm PostgreSQL compares with),
+/// else fresh.
+fn pg_workload_case(
     walden: &[CommitResult],
     payload: usize,
     durable: bool,
     threads: usize,
-) -> Option<f64> {
-    walden
-        .iter()
-        .find(|r| {
+) -> Option<&CommitResult> {
+    let matching = |state: SegmentState| {
+        walden.iter().find(|r| {
             r.case.payload == payload
                 && r.case.sync_method.syncs() == durable
                 && r.case.threads == threads
+                && r.setup == LogSetup::files(state)
         })
-        .map(|r| r.figures.wal_bytes_per_sec)
+    };
+    matching(SegmentState::Steady).or_else(|| matching(SegmentState::Fresh))
 }
 
-/// Walden's figures as fractions of the limits that bound them.
+/// The fastest file-write limit of `bytes` per write that `accept`s its
+/// target, sync and writers; none if none ran.
+fn best_write(
+    r: &Results,
+    bytes: usize,
+    accept: impl Fn(WriteTarget, WriteSync, usize) -> bool,
+) -> Option<&LimitResult> {
+    r.limits
+        .iter()
+        .filter(|l| match l.probe {
+            Probe::FileWrite {
+                target,
+                bytes: b,
+                sync,
+                writers,
+            } => b == bytes && accept(target, sync, writers) && l.unsupported.is_none(),
+            _ => false,
+        })
+        .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
+}
+
+/// Walden's figures as fractions of the limits that match them: each row
+/// names the Walden figure and the limit (the fastest of the matching
+/// probes, named).
 pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
     let mut out = Vec::new();
-    let mut push = |what: &str, walden: Option<f64>, limit: Option<f64>, unit| {
-        if let (Some(walden), Some(limit)) = (walden, limit.filter(|&l| l > 0.0)) {
+    let mut push = |what: String, walden: Option<f64>, limit: Option<&LimitResult>, gb: bool| {
+        let value = |l: &LimitResult| {
+            if gb {
+                l.gb_per_sec
+            } else {
+                Some(l.ops_per_sec)
+            }
+        };
+        let Some(limit) = limit else { return };
+        if let (Some(walden), Some(v)) = (walden, value(limit).filter(|&v| v > 0.0)) {
             out.push(LimitFraction {
-                what: what.to_owned(),
+                what: format!("{what} / {}", limit.probe.label()),
                 walden,
-                limit,
-                unit,
-                fraction: walden / limit,
+                limit: v,
+                unit: if gb { "GB/s" } else { "ops/s" },
+                fraction: walden / v,
             });
         }
     };
@@ -112,38 +148,135 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
             })
             .map(|p| p.ops_per_sec)
     };
-    let durable = |bytes, durability| r.limit(Probe::DurableWrite { bytes, durability });
+    let durable_8k = best_write(r, 8 << 10, |_, sync, writers| {
+        sync.durable() && writers == 1
+    });
     push(
-        "durable 100 B commits, 1 thread / 8 kB write + fdatasync",
+        "durable 100 B commits, 1 thread".into(),
         walden_peer(Workload::Commit, 1),
-        durable(8 << 10, Durability::Fdatasync).map(|l| l.ops_per_sec),
-        "ops/s",
+        durable_8k,
+        false,
     );
+    // One thread only: with more, group commit shares each sync.
+    let case = pg_workload_case(&r.pg_workloads, 100, true, 1);
     push(
-        "1 MiB messages fsync on, 1 thread / 1 MiB write + fdatasync",
-        pg_workload_rate(&r.pg_workloads, BLOCK, true, 1).map(|b| b / 1e9),
-        durable(BLOCK, Durability::Fdatasync).and_then(|l| l.gb_per_sec),
-        "GB/s",
+        format!("durable 100 B messages, 1 thread{}", state(case)),
+        case.map(|c| c.figures.ops_per_sec),
+        durable_8k,
+        false,
     );
+    for threads in [1, 2, 64] {
+        let case = pg_workload_case(&r.pg_workloads, BLOCK, true, threads);
+        let limit = best_write(r, BLOCK, |_, sync, writers| {
+            sync.durable() && writers <= threads
+        });
+        push(
+            format!(
+                "1 MiB messages fsync on, {threads} thread(s){}",
+                state(case)
+            ),
+            case.map(|c| c.figures.wal_bytes_per_sec / 1e9),
+            limit,
+            true,
+        );
+    }
+    let overwrite = best_write(r, BLOCK, |target, sync, writers| {
+        target == WriteTarget::Overwrite && !sync.durable() && writers == 1
+    });
+    for threads in [1, 2] {
+        let case = pg_workload_case(&r.pg_workloads, BLOCK, false, threads);
+        let rate = case.map(|c| c.figures.wal_bytes_per_sec / 1e9);
+        let what = format!(
+            "1 MiB messages fsync off, {threads} thread(s){}",
+            state(case)
+        );
+        push(what.clone(), rate, overwrite, true);
+        push(what, rate, r.limit(Probe::CopyCrc { threads }), true);
+    }
     push(
-        "1 MiB messages fsync off, 2 threads / sequential write to page cache",
-        pg_workload_rate(&r.pg_workloads, BLOCK, false, 2).map(|b| b / 1e9),
-        r.limit(Probe::BufferedWrite).and_then(|l| l.gb_per_sec),
-        "GB/s",
-    );
-    push(
-        "1 MiB messages fsync off, 2 threads / memcpy + CRC-32C, 2 threads",
-        pg_workload_rate(&r.pg_workloads, BLOCK, false, 2).map(|b| b / 1e9),
-        r.limit(Probe::CopyCrc { threads: 2 })
-            .and_then(|l| l.gb_per_sec),
-        "GB/s",
-    );
-    push(
-        "100 B appends, 2 threads / one shared cache line (1 / t_x)",
+        "100 B appends, 2 threads".into(),
         walden_peer(Workload::Append, 2),
-        r.limit(Probe::LineTransfer).map(|l| l.ops_per_sec),
-        "ops/s",
+        r.limit(Probe::LineTransfer),
+        false,
     );
+    out
+}
+
+/// `, steady` or `, fresh`: the state of the Walden case, and whether
+/// any of its steady slices ran out of recycled segments.
+fn state(case: Option<&CommitResult>) -> String {
+    case.map(|c| {
+        let cut = if c.figures.slices_cut_short > 0 {
+            format!(" ({} slice(s) cut short)", c.figures.slices_cut_short)
+        } else {
+            String::new()
+        };
+        format!(", {}{cut}", c.setup.segment_state)
+    })
+    .unwrap_or_default()
+}
+
+/// The insert path's ratios: 2 threads against 1 on the discarding
+/// storage, for the design fastest there at 2 threads, and real files in
+/// the steady state against the discarding storage (66-byte records, or
+/// the smallest measured).
+pub fn insert_ratios(insert: &[InsertResult]) -> Vec<LimitFraction> {
+    let discard = LogSetup {
+        storage: StorageKind::Discard,
+        segment_state: SegmentState::Fresh,
+    };
+    let Some(bytes) = insert.iter().map(|i| i.case.record_bytes).min() else {
+        return Vec::new();
+    };
+    let rate = |design, threads, setup| {
+        insert
+            .iter()
+            .find(|i| {
+                i.case.design == design
+                    && i.case.threads == threads
+                    && i.case.record_bytes == bytes
+                    && i.setup == setup
+            })
+            .map(|i| i.figures.records_per_sec)
+            .filter(|&r| r > 0.0)
+    };
+    let best = insert
+        .iter()
+        .filter(|i| i.case.threads == 2 && i.case.record_bytes == bytes && i.setup == discard)
+        .max_by(|a, b| {
+            a.figures
+                .records_per_sec
+                .total_cmp(&b.figures.records_per_sec)
+        });
+    let Some(best) = best else {
+        return Vec::new();
+    };
+    let design = best.case.design;
+    let mut out = Vec::new();
+    let mut push = |what: String, walden: Option<f64>, reference: Option<f64>| {
+        if let (Some(walden), Some(reference)) = (walden, reference) {
+            out.push(LimitFraction {
+                what,
+                walden,
+                limit: reference,
+                unit: "records/s",
+                fraction: walden / reference,
+            });
+        }
+    };
+    let label = design.label();
+    push(
+        format!("{bytes} B inserts, {label}, discard: 2 threads / 1 thread"),
+        rate(design, 2, discard),
+        rate(design, 1, discard),
+    );
+    for threads in [1, 2] {
+        push(
+            format!("{bytes} B inserts, {label}, {threads} thread(s): files, steady / discard"),
+            rate(design, threads, LogSetup::files(SegmentState::Steady)),
+            rate(design, threads, discard),
+        );
+    }
     out
 }
 
@@ -156,10 +289,16 @@ pub struct PgRatio {
     pub durable: bool,
     /// Threads (pgbench clients).
     pub threads: usize,
+    /// The state of Walden's segments (steady where measured: PostgreSQL
+    /// is warmed up).
+    pub segment_state: SegmentState,
     /// Walden's WAL bytes/s.
     pub walden: f64,
     /// PostgreSQL's WAL bytes/s.
     pub postgres: f64,
+    /// Whether PostgreSQL's run stayed in recycled segments (unknown for
+    /// runs without a warm-up).
+    pub postgres_steady: Option<bool>,
     /// `walden / postgres`.
     pub ratio: f64,
 }
@@ -170,13 +309,16 @@ pub fn pg_ratios(walden: &[CommitResult], postgres: &[PgResult]) -> Vec<PgRatio>
         .iter()
         .filter(|pg| pg.wal_bytes_per_sec > 0.0)
         .filter_map(|pg| {
-            let w = pg_workload_rate(walden, pg.payload, pg.fsync, pg.clients)?;
+            let case = pg_workload_case(walden, pg.payload, pg.fsync, pg.clients)?;
+            let w = case.figures.wal_bytes_per_sec;
             Some(PgRatio {
                 payload: pg.payload,
                 durable: pg.fsync,
                 threads: pg.clients,
+                segment_state: case.setup.segment_state,
                 walden: w,
                 postgres: pg.wal_bytes_per_sec,
+                postgres_steady: pg.steady,
                 ratio: w / pg.wal_bytes_per_sec,
             })
         })
@@ -213,6 +355,7 @@ mod tests {
                     payload: 100,
                     threads: 2,
                 },
+                setup: Default::default(),
                 figures: figures(10.0, 4e6),
             },
             CommitResult {
@@ -221,6 +364,7 @@ mod tests {
                     payload: 100,
                     threads: 2,
                 },
+                setup: Default::default(),
                 figures: figures(10.0, 1e6),
             },
         ];
@@ -230,10 +374,133 @@ mod tests {
             clients,
             tps: 1.0,
             wal_bytes_per_sec: 2e6,
+            steady: Some(true),
         };
         let ratios = pg_ratios(&walden, &[pg(false, 2), pg(true, 2), pg(true, 64)]);
         assert_eq!(ratios.len(), 2);
         assert_eq!((ratios[0].durable, ratios[0].ratio), (false, 2.0));
         assert_eq!((ratios[1].durable, ratios[1].ratio), (true, 0.5));
+    }
+
+    fn write_limit(target: WriteTarget, sync: WriteSync, writers: usize, gb: f64) -> LimitResult {
+        LimitResult {
+            probe: Probe::FileWrite {
+                target,
+                bytes: BLOCK,
+                sync,
+                writers,
+            },
+            ops_per_sec: gb * 1e9 / BLOCK as f64,
+            gb_per_sec: Some(gb),
+            ns_per_op: 1.0,
+            p50_ns: None,
+            p99_ns: None,
+            unsupported: None,
+        }
+    }
+
+    fn message(
+        sync_method: SyncMethod,
+        threads: usize,
+        state: SegmentState,
+        gb: f64,
+    ) -> CommitResult {
+        CommitResult {
+            case: CommitCase {
+                sync_method,
+                payload: BLOCK,
+                threads,
+            },
+            setup: LogSetup::files(state),
+            figures: figures(gb * 1e9 / BLOCK as f64, gb * 1e9),
+        }
+    }
+
+    #[test]
+    fn each_walden_row_meets_the_limit_that_matches_it() {
+        let mut refused = write_limit(WriteTarget::Direct, WriteSync::Fdatasync, 1, 0.0);
+        refused.unsupported = Some("the file system refuses O_DIRECT".into());
+        let r = Results {
+            limits: vec![
+                write_limit(WriteTarget::Overwrite, WriteSync::Fdatasync, 1, 1.0),
+                write_limit(WriteTarget::Overwrite, WriteSync::Fdatasync, 2, 2.0),
+                write_limit(WriteTarget::Overwrite, WriteSync::None, 1, 4.0),
+                write_limit(WriteTarget::Fresh, WriteSync::None, 1, 0.5),
+                refused,
+            ],
+            pg_workloads: vec![
+                message(SyncMethod::Fdatasync, 1, SegmentState::Fresh, 0.1),
+                message(SyncMethod::Fdatasync, 1, SegmentState::Steady, 0.8),
+                message(SyncMethod::Fdatasync, 2, SegmentState::Steady, 1.0),
+                message(SyncMethod::None, 2, SegmentState::Steady, 3.0),
+            ],
+            ..Results::default()
+        };
+        let rows = limit_fractions(&r);
+        let find = |prefix: &str| {
+            let row = rows.iter().find(|f| f.what.starts_with(prefix));
+            row.unwrap_or_else(|| panic!("{prefix}: {rows:?}"))
+        };
+        // One thread: the one-writer limit, against the steady case.
+        let one = find("1 MiB messages fsync on, 1 thread(s), steady");
+        assert!(
+            one.what
+                .ends_with("overwrite of a cached file + fdatasync, 1 MiB"),
+            "{one:?}"
+        );
+        assert!((one.fraction - 0.8).abs() < 1e-9, "{one:?}");
+        // Two threads: the best of one and two writers.
+        let two = find("1 MiB messages fsync on, 2 thread(s), steady");
+        assert!(two.what.ends_with("2 writers"), "{two:?}");
+        assert!((two.fraction - 0.5).abs() < 1e-9, "{two:?}");
+        // Non-durable: the overwrite of a cached file, not the fresh write.
+        let off = find("1 MiB messages fsync off, 2 thread(s), steady / overwrite");
+        assert!((off.fraction - 0.75).abs() < 1e-9, "{off:?}");
+        assert!(
+            rows.iter().all(|f| !f.what.contains("O_DIRECT")),
+            "{rows:?}"
+        );
+    }
+
+    #[test]
+    fn insert_ratios_take_the_best_design_on_discard() {
+        use crate::design::Design;
+        use crate::reserve::insert::InsertCase;
+        use walden::{ReservationKind, WalFormat};
+        let design = |reservation| Design {
+            format: WalFormat::Postgres15,
+            reservation,
+        };
+        let discard = LogSetup {
+            storage: StorageKind::Discard,
+            segment_state: SegmentState::Fresh,
+        };
+        let row = |reservation, threads, setup, rate| InsertResult {
+            case: InsertCase {
+                design: design(reservation),
+                threads,
+                record_bytes: 66,
+            },
+            setup,
+            figures: figures(rate, rate * 66.0),
+            ns_per_record: 1e9 / rate,
+        };
+        let steady = LogSetup::files(SegmentState::Steady);
+        let rows = [
+            row(ReservationKind::Spinlock, 1, discard, 10.0),
+            row(ReservationKind::Spinlock, 2, discard, 12.0),
+            row(ReservationKind::PrevLinkTable, 1, discard, 10.0),
+            row(ReservationKind::PrevLinkTable, 2, discard, 18.0),
+            row(ReservationKind::PrevLinkTable, 2, steady, 9.0),
+        ];
+        let ratios = insert_ratios(&rows);
+        assert_eq!(ratios.len(), 2, "{ratios:?}");
+        assert!(ratios[0].what.contains("prev-link-table"), "{ratios:?}");
+        assert!((ratios[0].fraction - 1.8).abs() < 1e-9);
+        assert!(ratios[1]
+            .what
+            .contains("2 thread(s): files, steady / discard"));
+        assert!((ratios[1].fraction - 0.5).abs() < 1e-9);
+        assert!(insert_ratios(&[]).is_empty());
     }
 }

@@ -9,6 +9,7 @@ use crate::commit::CommitResult;
 use crate::error::BenchError;
 use crate::limits::{LimitResult, Probe};
 use crate::logical::LogicalResult;
+use crate::machine::Machine;
 use crate::mix::MixResult;
 use crate::peers::PeerResult;
 use crate::reserve::insert::InsertResult;
@@ -27,6 +28,11 @@ pub struct PgResult {
     pub tps: f64,
     /// WAL bytes per second, from `pg_current_wal_lsn()` before and after.
     pub wal_bytes_per_sec: f64,
+    /// Whether the measured run's WAL fitted in the segments recycled
+    /// ahead by the warm-up's checkpoint (absent from runs before
+    /// `scripts/pg-bench` warmed up).
+    #[serde(default)]
+    pub steady: Option<bool>,
 }
 
 /// Every result the summary uses; a suite that did not run is empty.
@@ -50,6 +56,8 @@ pub struct Results {
     pub peers: Vec<PeerResult>,
     /// `scripts/pg-bench`.
     pub postgres: Vec<PgResult>,
+    /// The machine the limits suite ran on, if it recorded it.
+    pub machine: Option<Machine>,
 }
 
 impl Results {
@@ -66,6 +74,7 @@ impl Results {
             logical: read_results(dir, "logical-1mb")?,
             peers: read_results(dir, "peers")?,
             postgres: read_results(dir, "postgres")?,
+            machine: read_machine(dir)?,
         })
     }
 
@@ -75,22 +84,40 @@ impl Results {
     }
 }
 
+/// The `machine` of `dir/limits.json`; none if absent.
+fn read_machine(dir: &Path) -> Result<Option<Machine>, BenchError> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(default)]
+        machine: Option<Machine>,
+    }
+    Ok(read_file::<File>(dir, "limits")?.and_then(|f| f.machine))
+}
+
+/// `dir/name.json` parsed; none if the file is absent.
+fn read_file<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+) -> Result<Option<T>, BenchError> {
+    let path = dir.join(format!("{name}.json"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(BenchError::io(format!("reading {}", path.display()))(e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(BenchError::json(format!("parsing {}", path.display())))
+}
+
 /// The `results` array of `dir/name.json`; empty if the file is absent.
 fn read_results<T: serde::de::DeserializeOwned>(
     dir: &Path,
     name: &str,
 ) -> Result<Vec<T>, BenchError> {
-    let path = dir.join(format!("{name}.json"));
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(BenchError::io(format!("reading {}", path.display()))(e)),
-    };
     #[derive(serde::Deserialize)]
     struct File<T> {
         results: Vec<T>,
     }
-    let file: File<T> = serde_json::from_str(&text)
-        .map_err(BenchError::json(format!("parsing {}", path.display())))?;
-    Ok(file.results)
+    Ok(read_file::<File<T>>(dir, name)?.map_or_else(Vec::new, |f| f.results))
 }
