@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::durable::install_durably;
 use super::error::{failed, FileOp, IoFailure, SegmentError};
+use super::prepare::{PrepareFor, Target};
 use super::recycle::RecyclePlan;
 use super::storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
 use crate::lsn::{SegmentSize, TimeLineId};
@@ -12,9 +13,6 @@ use crate::lsn::{SegmentSize, TimeLineId};
 /// Suffix of the temporary file a segment is prepared under before it gets
 /// its name (the segment's name plus this suffix).
 pub const SEGMENT_TEMP_SUFFIX: &str = ".tmp";
-
-/// Zeros are written in chunks of this size (or the segment size if smaller).
-const ZERO_CHUNK: u64 = 1 << 20;
 
 /// Result of segment file operations.
 pub type Result<T, E = SegmentError> = std::result::Result<T, E>;
@@ -114,26 +112,43 @@ impl SegmentFiles {
         Ok(segnos)
     }
 
-    /// Creates segment `segno` full of zeros, durably.
-    ///
-    /// The zeros go to `<name>.tmp` in chunks of up to 1 MiB, which is synced
-    /// and renamed into place before the directory is synced, so a crash never
-    /// leaves a partial file under the segment's name. An existing segment is
-    /// an error ([`SegmentError::AlreadyExists`]) and is left untouched.
+    /// Creates segment `segno` full of zeros, durably: [`SegmentFiles::create`]
+    /// with [`SegmentPrep::ZeroFill`](super::SegmentPrep::ZeroFill).
     ///
     /// PostgreSQL: `XLogFileInitInternal` with `wal_init_zero`.
     pub fn create_zeroed(&self, segno: u64) -> Result<()> {
+        self.create(segno, &PrepareFor::default())
+    }
+
+    /// Creates segment `segno`, prepared as `how` says, durably.
+    ///
+    /// The file is prepared as `<name>.tmp`, synced and renamed into place
+    /// before the directory is synced, so a crash never leaves a partial file
+    /// under the segment's name. An existing segment is an error
+    /// ([`SegmentError::AlreadyExists`]) and is left untouched. Preparing with
+    /// `fallocate` on a storage without it is
+    /// [`SegmentError::AllocateUnsupported`].
+    pub fn create(&self, segno: u64, how: &PrepareFor) -> Result<()> {
         self.ensure_free(segno)?;
         let name = self.name(segno);
-        let size = self.segment_size.bytes();
-        let zeros = vec![0u8; ZERO_CHUNK.min(size) as usize];
         let temp_name = format!("{name}{SEGMENT_TEMP_SUFFIX}");
-        install_durably(&*self.storage, &self.dir, &temp_name, &name, |file| {
-            (0..size)
-                .step_by(zeros.len())
-                .try_for_each(|offset| file.write_all_at(&zeros, offset))
-        })?;
-        Ok(())
+        let installed = install_durably(&*self.storage, &self.dir, &temp_name, &name, |file| {
+            how.fill(&Target {
+                file,
+                seg: self.segment_size,
+                timeline: self.timeline,
+                segno,
+            })
+        });
+        match installed {
+            Err(e) if e.error.kind() == std::io::ErrorKind::Unsupported => {
+                Err(SegmentError::AllocateUnsupported {
+                    path: e.path,
+                    cause: e.error.to_string(),
+                })
+            }
+            other => Ok(other?),
+        }
     }
 
     /// Renames obsolete segment `old` to the future segment `new` and syncs
@@ -166,7 +181,7 @@ impl SegmentFiles {
         self.sync_dir()
     }
 
-    /// Removes temporary files left by a [`SegmentFiles::create_zeroed`] that
+    /// Removes temporary files left by a [`SegmentFiles::create`] that
     /// crashed, and syncs the directory if it removed any; returns how many
     /// it removed. Call it before any segment is being created.
     ///

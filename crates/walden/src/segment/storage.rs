@@ -214,6 +214,21 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
 
     /// Truncates or extends (with zeros) the file to `len` bytes.
     fn set_len(&self, len: u64) -> io::Result<()>;
+
+    /// Allocates disk space for the file's first `len` bytes without
+    /// writing them (`fallocate(2)`, mode 0), extending it to at least `len`
+    /// bytes; the new bytes read as zeros. Like a length change, durable
+    /// only after [`StorageFile::sync_all`] or [`StorageFile::sync_data`].
+    ///
+    /// A storage that cannot allocate fails with
+    /// [`io::ErrorKind::Unsupported`], as this default does.
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        let _ = len;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this storage cannot allocate space without writing (no fallocate)",
+        ))
+    }
 }
 
 #[cfg(test)]

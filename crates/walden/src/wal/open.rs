@@ -23,6 +23,7 @@ use crate::insert::{InsertPath, StartPoint};
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
+use crate::segment::PrepareFor;
 use crate::segment::{
     check_no_hole, check_segment_sizes, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure,
     SegmentError, SegmentFiles, Storage,
@@ -252,7 +253,7 @@ impl Wal {
             written,
         };
         let shared = Arc::new(Shared {
-            insert: InsertPath::new(&config, seg, ring, SegmentSupply::new(files), start),
+            insert: InsertPath::new(&config, seg, ring, supply(&config, files), start),
             background: Arc::new(Wakeup::new(
                 config.writer_delay.map(|_| config.writer_flush_after),
                 written,
@@ -392,4 +393,13 @@ impl Shared {
         control.write(&*self.storage, &self.dir)?;
         Ok(())
     }
+}
+
+/// The segment supply `config` asks for over `files`.
+fn supply(config: &Config, files: SegmentFiles) -> SegmentSupply {
+    let how = PrepareFor {
+        prep: config.segment_prep,
+        format: config.format,
+    };
+    SegmentSupply::new(files, how, config.segments_ahead as u64)
 }

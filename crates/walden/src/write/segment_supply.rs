@@ -1,11 +1,13 @@
 //! Segment files as the writer sees them: opened on demand, created
-//! zero-filled when missing, and the next one prepared ahead of need by a
-//! background thread (PostgreSQL: `XLogFileInit`, `PreallocXlogFiles`).
+//! (prepared as [`PrepareFor`] says) when missing, and the next
+//! `segments_ahead` prepared ahead of need by a background thread
+//! (PostgreSQL: `XLogFileInit`, `PreallocXlogFiles`).
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::segment::{FileOp, IoFailure, SegmentError, SegmentFiles, StorageFile};
+use crate::segment::{FileOp, IoFailure, PrepareFor, SegmentError, SegmentFiles, StorageFile};
+use crate::sync::{AtomicU64, Ordering};
 
 use super::sync_method::SyncMethod;
 use super::{SegmentOpener, Writer};
@@ -19,12 +21,38 @@ pub(crate) struct SegmentSupply {
     /// sync of that work, after which no segment is trusted to be durable.
     creating: Mutex<Option<FailedSync>>,
     prealloc: Arc<PreallocState>,
+    /// How new segments are prepared.
+    how: PrepareFor,
+    /// Segments kept ready after the one being written.
+    ahead: u64,
+    counts: SupplyCounters,
+}
+
+/// How the writer got its segments, and what the preallocator made.
+#[derive(Debug, Default)]
+struct SupplyCounters {
+    found_ready: AtomicU64,
+    created_on_write: AtomicU64,
+    prepared_ahead: AtomicU64,
+}
+
+/// How the writer got its segments since the log was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SupplyStats {
+    /// Segments the writer entered and found existing (prepared ahead,
+    /// recycled, or left by an earlier run).
+    pub(crate) found_ready: u64,
+    /// Segments the writer had to create itself, on the insert path.
+    pub(crate) created_on_write: u64,
+    /// Segments the preallocator created ahead of need.
+    pub(crate) prepared_ahead: u64,
 }
 
 #[derive(Debug, Default)]
 struct PreallocRequest {
-    /// Highest segment that should exist.
-    want: u64,
+    /// Segment the writer entered last: the `ahead` after it should exist.
+    /// 0 when there is nothing (more) to do: segment 0 is never written.
+    entered: u64,
     stop: bool,
 }
 
@@ -68,11 +96,16 @@ pub(crate) struct Preallocator {
 }
 
 impl SegmentSupply {
-    pub(crate) fn new(files: SegmentFiles) -> Self {
+    /// The supply of `files`, preparing new segments as `how` says and
+    /// keeping `ahead` ready after the one being written.
+    pub(crate) fn new(files: SegmentFiles, how: PrepareFor, ahead: u64) -> Self {
         SegmentSupply {
             files,
             creating: Mutex::new(None),
             prealloc: Arc::default(),
+            how,
+            ahead,
+            counts: SupplyCounters::default(),
         }
     }
 
@@ -80,14 +113,47 @@ impl SegmentSupply {
         &self.files
     }
 
-    /// Creates segment `segno` zero-filled unless it exists.
-    pub(crate) fn ensure(&self, segno: u64) -> Result<(), SegmentError> {
+    /// Segments kept ready after the one being written.
+    pub(crate) fn ahead(&self) -> u64 {
+        self.ahead
+    }
+
+    /// The counters so far.
+    pub(crate) fn stats(&self) -> SupplyStats {
+        let c = &self.counts;
+        // Relaxed: statistics.
+        SupplyStats {
+            found_ready: c.found_ready.load(Ordering::Relaxed),
+            created_on_write: c.created_on_write.load(Ordering::Relaxed),
+            prepared_ahead: c.prepared_ahead.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Creates segment `segno` unless it exists; returns whether it did.
+    pub(crate) fn ensure(&self, segno: u64) -> Result<bool, SegmentError> {
         self.exclusively(|files| {
-            if !files.exists(segno)? {
-                files.create_zeroed(segno)?;
+            if files.exists(segno)? {
+                return Ok(false);
             }
-            Ok(())
+            files.create(segno, &self.how)?;
+            Ok(true)
         })
+    }
+
+    /// Makes the `ahead` segments after `entered` exist, lowest first (so
+    /// no prepared segment ever follows a missing one); stops at the first
+    /// failure, or when `stop` says so.
+    fn prepare_after(&self, entered: u64, stop: impl Fn() -> bool) -> Result<(), SegmentError> {
+        for segno in (1..=self.ahead).filter_map(|n| entered.checked_add(n)) {
+            if stop() {
+                break;
+            }
+            if self.ensure(segno)? {
+                // Relaxed: statistics.
+                self.counts.prepared_ahead.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
     }
 
     /// Runs `f` with segment creation held off (checkpoint recycling).
@@ -133,7 +199,7 @@ impl SegmentSupply {
         let thread = std::thread::Builder::new()
             .name("walden-prealloc".into())
             .spawn(move || loop {
-                let want = {
+                let entered = {
                     let mut req = thread_state
                         .request
                         .lock()
@@ -142,8 +208,8 @@ impl SegmentSupply {
                         if req.stop {
                             return;
                         }
-                        if req.want != 0 {
-                            break std::mem::take(&mut req.want);
+                        if req.entered != 0 {
+                            break std::mem::take(&mut req.entered);
                         }
                         req = thread_state
                             .wake
@@ -155,10 +221,17 @@ impl SegmentSupply {
                     return;
                 };
                 let (supply, writer) = parts(&owner);
+                let stopping = || {
+                    thread_state
+                        .request
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .stop
+                };
                 // A failure here (ENOSPC, say) is not fatal: the writer
                 // creates the segment itself when it needs it and reports
                 // the error then. A failed sync is: see `exclusively`.
-                if let Err(e) = supply.ensure(want) {
+                if let Err(e) = supply.prepare_after(entered, stopping) {
                     if is_sync_failure(&e) {
                         writer.poison();
                     }
@@ -177,17 +250,26 @@ impl SegmentOpener for SegmentSupply {
         segno: u64,
         method: SyncMethod,
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
-        self.ensure(segno)?;
+        let counter = if self.ensure(segno)? {
+            &self.counts.created_on_write
+        } else {
+            &self.counts.found_ready
+        };
+        // Relaxed: statistics.
+        counter.fetch_add(1, Ordering::Relaxed);
         self.files.open_for_write(segno, method.file_mode())
     }
 
     fn entered_segment(&self, segno: u64) {
+        if self.ahead == 0 {
+            return;
+        }
         let mut req = self
             .prealloc
             .request
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        req.want = req.want.max(segno + 1);
+        req.entered = req.entered.max(segno);
         self.prealloc.wake.notify_one();
     }
 }
