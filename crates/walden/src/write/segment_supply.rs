@@ -129,14 +129,27 @@ impl SegmentSupply {
         }
     }
 
-    /// Creates segment `segno` unless it exists; returns whether it did.
-    pub(crate) fn ensure(&self, segno: u64) -> Result<bool, SegmentError> {
+    /// Creates segment `segno` unless it exists, and counts in `created`
+    /// or `found` (if given) which it was, before anyone else may create
+    /// or recycle segments, so that the counts are in step with the files.
+    fn ensure(
+        &self,
+        segno: u64,
+        created: &AtomicU64,
+        found: Option<&AtomicU64>,
+    ) -> Result<(), SegmentError> {
         self.exclusively(|files| {
-            if files.exists(segno)? {
-                return Ok(false);
+            let counter = if files.exists(segno)? {
+                found
+            } else {
+                files.create(segno, &self.how)?;
+                Some(created)
+            };
+            if let Some(counter) = counter {
+                // Relaxed: statistics; the lock held orders it with the files.
+                counter.fetch_add(1, Ordering::Relaxed);
             }
-            files.create(segno, &self.how)?;
-            Ok(true)
+            Ok(())
         })
     }
 
@@ -148,10 +161,7 @@ impl SegmentSupply {
             if stop() {
                 break;
             }
-            if self.ensure(segno)? {
-                // Relaxed: statistics.
-                self.counts.prepared_ahead.fetch_add(1, Ordering::Relaxed);
-            }
+            self.ensure(segno, &self.counts.prepared_ahead, None)?;
         }
         Ok(())
     }
@@ -250,13 +260,8 @@ impl SegmentOpener for SegmentSupply {
         segno: u64,
         method: SyncMethod,
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
-        let counter = if self.ensure(segno)? {
-            &self.counts.created_on_write
-        } else {
-            &self.counts.found_ready
-        };
-        // Relaxed: statistics.
-        counter.fetch_add(1, Ordering::Relaxed);
+        let c = &self.counts;
+        self.ensure(segno, &c.created_on_write, Some(&c.found_ready))?;
         self.files.open_for_write(segno, method.file_mode())
     }
 
