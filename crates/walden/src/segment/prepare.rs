@@ -142,3 +142,151 @@ impl PrepareFor {
         }
     }
 }
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::segment::storage::{OpenOptions, Storage};
+    use crate::segment::{SegmentError, SegmentFiles, SimStorage};
+
+    /// A [`SimStorage`] whose files cannot `fallocate` (the trait's default).
+    #[derive(Debug)]
+    struct NoAllocate(SimStorage);
+
+    #[derive(Debug)]
+    struct NoAllocateFile(Box<dyn StorageFile>);
+
+    impl StorageFile for NoAllocateFile {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+            self.0.read_at(buf, offset)
+        }
+        fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+            self.0.write_at(buf, offset)
+        }
+        fn sync_data(&self) -> io::Result<()> {
+            self.0.sync_data()
+        }
+        fn sync_all(&self) -> io::Result<()> {
+            self.0.sync_all()
+        }
+        fn len(&self) -> io::Result<u64> {
+            self.0.len()
+        }
+        fn set_len(&self, len: u64) -> io::Result<()> {
+            self.0.set_len(len)
+        }
+    }
+
+    impl Storage for NoAllocate {
+        fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
+            Ok(Box::new(NoAllocateFile(self.0.open(path, opts)?)))
+        }
+        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+            self.0.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> io::Result<()> {
+            self.0.remove_file(path)
+        }
+        fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+            self.0.list_dir(dir)
+        }
+        fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+            self.0.sync_dir(dir)
+        }
+        fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+            self.0.create_dir_all(dir)
+        }
+        fn exists(&self, path: &Path) -> io::Result<bool> {
+            self.0.exists(path)
+        }
+    }
+
+    fn files(storage: Arc<dyn Storage>) -> SegmentFiles {
+        storage.create_dir_all(Path::new("/wal")).unwrap();
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        SegmentFiles::new(storage, "/wal", seg, 1)
+    }
+
+    #[test]
+    fn without_fallocate_the_error_says_so_and_nothing_is_left() {
+        let sim = SimStorage::new(3);
+        let files = files(Arc::new(NoAllocate(sim.clone())));
+        for prep in [SegmentPrep::Fallocate, SegmentPrep::PageHeaders] {
+            let how = PrepareFor {
+                prep,
+                ..PrepareFor::default()
+            };
+            let err = files.create(2, &how).unwrap_err();
+            let SegmentError::AllocateUnsupported { path, .. } = &err else {
+                panic!("{prep}: {err:?}");
+            };
+            assert_eq!(
+                path,
+                &files.dir().join(format!(
+                    "{}.tmp",
+                    files.path(2).file_name().unwrap().to_string_lossy()
+                ))
+            );
+            assert!(
+                err.to_string().contains("segment_prep = zero-fill"),
+                "{err}"
+            );
+            assert!(files.list().unwrap().is_empty(), "{prep}");
+            assert!(sim.stats().allocations == 0);
+        }
+        files.create(2, &PrepareFor::default()).unwrap();
+        assert_eq!(files.list().unwrap(), [2]);
+    }
+
+    #[test]
+    fn an_allocated_segment_reads_as_zeros_and_survives_a_power_cut() {
+        let sim = SimStorage::new(5);
+        let files = files(Arc::new(sim.clone()));
+        let how = PrepareFor {
+            prep: SegmentPrep::Fallocate,
+            ..PrepareFor::default()
+        };
+        files.create(4, &how).unwrap();
+        assert_eq!(sim.stats().allocations, 1);
+        sim.power_cut();
+        sim.restart();
+        let data = sim.contents(&files.path(4)).unwrap();
+        assert_eq!(data.len(), 1 << 20);
+        assert!(data.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn page_headers_are_the_ones_the_format_writes() {
+        let sim = SimStorage::new(6);
+        let files = files(Arc::new(sim.clone()));
+        let how = PrepareFor {
+            prep: SegmentPrep::PageHeaders,
+            format: WalFormat::CompactWalId,
+        };
+        files.create(3, &how).unwrap();
+        let data = sim.contents(&files.path(3)).unwrap();
+        let seg = files.segment_size();
+        assert!(data[..PAGE_SIZE as usize].iter().all(|&b| b == 0));
+        let second = seg.segment_start(3).0 + PAGE_SIZE;
+        let page = &data[PAGE_SIZE as usize..2 * PAGE_SIZE as usize];
+        let header = PageHeader::decode(page).unwrap();
+        assert_eq!(header.magic, WalFormat::CompactWalId.page_magic());
+        assert_eq!(header.pageaddr, Lsn(second));
+        assert_eq!(header.info, XLP_BKP_REMOVABLE);
+        assert_eq!(
+            WalFormat::CompactWalId.page_wal_id(page),
+            WalFormat::CompactWalId.page_wal_id(&{
+                let mut p = vec![0u8; PAGE_SIZE as usize];
+                how.page_header(1, Lsn(second)).encode(&mut p);
+                WalFormat::CompactWalId.stamp_page_header(&mut p, Lsn(second), seg);
+                p
+            })
+        );
+        assert!(page[SHORT_PAGE_HEADER_SIZE as usize..]
+            .iter()
+            .all(|&b| b == 0));
+    }
+}
