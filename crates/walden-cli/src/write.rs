@@ -223,6 +223,13 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         stats.writer.syncs,
         stats.writer.writes
     );
+    println!(
+        "segments ({} prepared): {} found ready, {} created by the writer, {} prepared ahead",
+        args.segment_prep,
+        stats.segments_found_ready,
+        stats.segments_created_on_write,
+        stats.segments_prepared_ahead
+    );
     Ok(())
 }
 
