@@ -149,71 +149,24 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::segment::storage::{OpenOptions, Storage};
+    use crate::segment::storage::Storage;
     use crate::segment::{SegmentError, SegmentFiles, SimStorage};
 
-    /// A [`SimStorage`] whose files cannot `fallocate` (the trait's default).
-    #[derive(Debug)]
-    struct NoAllocate(SimStorage);
-
-    #[derive(Debug)]
-    struct NoAllocateFile(Box<dyn StorageFile>);
-
-    impl StorageFile for NoAllocateFile {
-        fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-            self.0.read_at(buf, offset)
-        }
-        fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-            self.0.write_at(buf, offset)
-        }
-        fn sync_data(&self) -> io::Result<()> {
-            self.0.sync_data()
-        }
-        fn sync_all(&self) -> io::Result<()> {
-            self.0.sync_all()
-        }
-        fn len(&self) -> io::Result<u64> {
-            self.0.len()
-        }
-        fn set_len(&self, len: u64) -> io::Result<()> {
-            self.0.set_len(len)
-        }
-    }
-
-    impl Storage for NoAllocate {
-        fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
-            Ok(Box::new(NoAllocateFile(self.0.open(path, opts)?)))
-        }
-        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-            self.0.rename(from, to)
-        }
-        fn remove_file(&self, path: &Path) -> io::Result<()> {
-            self.0.remove_file(path)
-        }
-        fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-            self.0.list_dir(dir)
-        }
-        fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-            self.0.sync_dir(dir)
-        }
-        fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-            self.0.create_dir_all(dir)
-        }
-        fn exists(&self, path: &Path) -> io::Result<bool> {
-            self.0.exists(path)
-        }
-    }
-
-    fn files(storage: Arc<dyn Storage>) -> SegmentFiles {
-        storage.create_dir_all(Path::new("/wal")).unwrap();
+    /// A simulated disk seeded with `seed`, and 1 MiB segments in `/wal`.
+    fn disk(seed: u64) -> (SimStorage, SegmentFiles) {
+        let sim = SimStorage::new(seed);
+        sim.create_dir_all(Path::new("/wal")).unwrap();
         let seg = SegmentSize::new(1 << 20).unwrap();
-        SegmentFiles::new(storage, "/wal", seg, 1)
+        (
+            sim.clone(),
+            SegmentFiles::new(Arc::new(sim), "/wal", seg, 1),
+        )
     }
 
     #[test]
     fn without_fallocate_the_error_says_so_and_nothing_is_left() {
-        let sim = SimStorage::new(3);
-        let files = files(Arc::new(NoAllocate(sim.clone())));
+        let (sim, files) = disk(3);
+        sim.set_no_fallocate(true);
         for prep in [SegmentPrep::Fallocate, SegmentPrep::PageHeaders] {
             let how = PrepareFor {
                 prep,
@@ -243,11 +196,10 @@ mod tests {
 
     #[test]
     fn an_allocated_segment_reads_as_zeros_and_survives_a_power_cut() {
-        let sim = SimStorage::new(5);
-        let files = files(Arc::new(sim.clone()));
+        let (sim, files) = disk(5);
         let how = PrepareFor {
             prep: SegmentPrep::Fallocate,
-            ..PrepareFor::default()
+            format: WalFormat::SelfLsn,
         };
         files.create(4, &how).unwrap();
         assert_eq!(sim.stats().allocations, 1);
@@ -260,8 +212,7 @@ mod tests {
 
     #[test]
     fn page_headers_are_the_ones_the_format_writes() {
-        let sim = SimStorage::new(6);
-        let files = files(Arc::new(sim.clone()));
+        let (sim, files) = disk(6);
         let how = PrepareFor {
             prep: SegmentPrep::PageHeaders,
             format: WalFormat::CompactWalId,

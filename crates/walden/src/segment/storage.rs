@@ -326,6 +326,12 @@ mod tests {
     }
 
     #[test]
+    fn a_storage_without_allocate_refuses_it() {
+        let err = trickle(4).allocate(10).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Unsupported);
+    }
+
+    #[test]
     fn write_without_progress_is_write_zero() {
         let f = trickle(0);
         let err = f.write_all_at(&[1; 10], 0).unwrap_err();

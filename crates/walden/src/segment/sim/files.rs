@@ -283,6 +283,12 @@ impl StorageFile for SimFile {
     /// as for any unsynced growth.
     fn allocate(&self, len: u64) -> io::Result<()> {
         self.with(|s| {
+            if s.no_fallocate {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "simulated file system without fallocate (EOPNOTSUPP)",
+                ));
+            }
             let old = s.inodes.get(&self.ino).ok_or_else(stale_handle)?.data.len() as u64;
             if len <= old {
                 return Ok(());
