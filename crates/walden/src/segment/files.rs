@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::durable::install_durably;
+use super::durable::{discard, rename_durably, write_synced};
 use super::error::{failed, FileOp, IoFailure, SegmentError};
 use super::prepare::{PrepareFor, Target};
 use super::recycle::RecyclePlan;
@@ -120,7 +120,8 @@ impl SegmentFiles {
         self.create(segno, &PrepareFor::default())
     }
 
-    /// Creates segment `segno`, prepared as `how` says, durably.
+    /// Creates segment `segno`, prepared as `how` says, durably:
+    /// [`SegmentFiles::prepare`] then [`SegmentFiles::install`].
     ///
     /// The file is prepared as `<name>.tmp`, synced and renamed into place
     /// before the directory is synced, so a crash never leaves a partial file
@@ -130,9 +131,17 @@ impl SegmentFiles {
     /// [`SegmentError::AllocateUnsupported`].
     pub fn create(&self, segno: u64, how: &PrepareFor) -> Result<()> {
         self.ensure_free(segno)?;
-        let name = self.name(segno);
-        let temp_name = format!("{name}{SEGMENT_TEMP_SUFFIX}");
-        let installed = install_durably(&*self.storage, &self.dir, &temp_name, &name, |file| {
+        self.prepare(segno, how)?;
+        self.install(segno)
+    }
+
+    /// Prepares segment `segno` under its temporary name `<name>.tmp`, as
+    /// `how` says, and syncs it; nothing carries the segment's name yet, so
+    /// this may run while others create or rename segments, as long as no
+    /// one else prepares the same segment. On an error the temporary file
+    /// is removed if possible.
+    pub fn prepare(&self, segno: u64, how: &PrepareFor) -> Result<()> {
+        let written = write_synced(&*self.storage, &self.dir, &self.temp_name(segno), |file| {
             how.fill(&Target {
                 file,
                 seg: self.segment_size,
@@ -140,7 +149,7 @@ impl SegmentFiles {
                 segno,
             })
         });
-        match installed {
+        match written {
             Err(e) if e.error.kind() == std::io::ErrorKind::Unsupported => {
                 Err(SegmentError::AllocateUnsupported {
                     path: e.path,
@@ -149,6 +158,26 @@ impl SegmentFiles {
             }
             other => Ok(other?),
         }
+    }
+
+    /// Gives segment `segno`, prepared by [`SegmentFiles::prepare`], its
+    /// name and syncs the directory: from then on it is durably there. An
+    /// existing segment is an error ([`SegmentError::AlreadyExists`]) and
+    /// is left untouched; the prepared file is removed then, as after a
+    /// failed rename.
+    pub fn install(&self, segno: u64) -> Result<()> {
+        let temp_name = self.temp_name(segno);
+        if let Err(e) = self.ensure_free(segno) {
+            discard(&*self.storage, &self.dir.join(&temp_name));
+            return Err(e);
+        }
+        rename_durably(&*self.storage, &self.dir, &temp_name, &self.name(segno))?;
+        Ok(())
+    }
+
+    /// The name segment `segno` is prepared under.
+    fn temp_name(&self, segno: u64) -> String {
+        format!("{}{SEGMENT_TEMP_SUFFIX}", self.name(segno))
     }
 
     /// Renames obsolete segment `old` to the future segment `new` and syncs

@@ -3,7 +3,7 @@
 //! `segments_ahead` prepared ahead of need by a background thread
 //! (PostgreSQL: `XLogFileInit`, `PreallocXlogFiles`).
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::segment::{FileOp, IoFailure, PrepareFor, SegmentError, SegmentFiles, StorageFile};
@@ -17,15 +17,28 @@ use super::{SegmentOpener, Writer};
 #[derive(Debug)]
 pub(crate) struct SegmentSupply {
     files: SegmentFiles,
-    /// Held while creating or renaming segments; holds the first failed
-    /// sync of that work, after which no segment is trusted to be durable.
-    creating: Mutex<Option<FailedSync>>,
+    /// Held while creating or renaming segments (all but the preallocator's
+    /// filling of a temporary file, which is not a segment yet).
+    creating: Mutex<Creating>,
+    /// Signalled when the preallocator stops preparing a segment.
+    prepared: Condvar,
     prealloc: Arc<PreallocState>,
     /// How new segments are prepared.
     how: PrepareFor,
     /// Segments kept ready after the one being written.
     ahead: u64,
     counts: SupplyCounters,
+}
+
+/// What [`SegmentSupply::creating`] guards.
+#[derive(Debug, Default)]
+struct Creating {
+    /// The first failed sync of creating or renaming segments, after which
+    /// no segment is trusted to be durable.
+    failed: Option<FailedSync>,
+    /// The segment the preallocator is filling under its temporary name,
+    /// without the lock: the writer waits for it rather than create it too.
+    preparing: Option<u64>,
 }
 
 /// How the writer got its segments, and what the preallocator made.
@@ -101,7 +114,8 @@ impl SegmentSupply {
     pub(crate) fn new(files: SegmentFiles, how: PrepareFor, ahead: u64) -> Self {
         SegmentSupply {
             files,
-            creating: Mutex::new(None),
+            creating: Mutex::default(),
+            prepared: Condvar::new(),
             prealloc: Arc::default(),
             how,
             ahead,
@@ -129,28 +143,62 @@ impl SegmentSupply {
         }
     }
 
-    /// Creates segment `segno` unless it exists, and counts in `created`
-    /// or `found` (if given) which it was, before anyone else may create
-    /// or recycle segments, so that the counts are in step with the files.
-    fn ensure(
-        &self,
-        segno: u64,
-        created: &AtomicU64,
-        found: Option<&AtomicU64>,
-    ) -> Result<(), SegmentError> {
-        self.exclusively(|files| {
+    fn lock(&self) -> MutexGuard<'_, Creating> {
+        self.creating.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// For the writer: creates segment `segno` unless it exists, waiting
+    /// first if the preallocator is preparing it, and counts which it was.
+    fn ensure_for_writer(&self, segno: u64) -> Result<(), SegmentError> {
+        let mut state = self.lock();
+        while state.preparing == Some(segno) {
+            state = self.prepared.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        let c = &self.counts;
+        self.locked(&mut state, |files| {
             let counter = if files.exists(segno)? {
-                found
+                &c.found_ready
             } else {
                 files.create(segno, &self.how)?;
-                Some(created)
+                &c.created_on_write
             };
-            if let Some(counter) = counter {
-                // Relaxed: statistics; the lock held orders it with the files.
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
+            // Relaxed: statistics; the lock held orders it with the files.
+            counter.fetch_add(1, Ordering::Relaxed);
             Ok(())
         })
+    }
+
+    /// For the preallocator: prepares segment `segno` unless it exists.
+    /// The file is filled and synced under its temporary name without the
+    /// lock, so that the writer, entering a segment that exists, does not
+    /// wait for the preparation of a later one; only the rename and the
+    /// directory sync hold it. A segment a checkpoint recycled to that name
+    /// in the meantime is kept, and the prepared file removed.
+    fn prepare_ahead(&self, segno: u64) -> Result<(), SegmentError> {
+        {
+            let mut state = self.lock();
+            if self.locked(&mut state, |files| files.exists(segno))? {
+                return Ok(());
+            }
+            state.preparing = Some(segno);
+        }
+        let prepared = self.files.prepare(segno, &self.how);
+        let mut state = self.lock();
+        let installed = match prepared {
+            Ok(()) => self.locked(&mut state, |files| match files.install(segno) {
+                Ok(()) => {
+                    // Relaxed: statistics; the lock held orders it with the files.
+                    self.counts.prepared_ahead.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(SegmentError::AlreadyExists { .. }) => Ok(()),
+                Err(e) => Err(e),
+            }),
+            Err(e) => Err(record_sync_failure(&mut state, e)),
+        };
+        state.preparing = None;
+        self.prepared.notify_all();
+        installed
     }
 
     /// Makes the `ahead` segments after `entered` exist, lowest first (so
@@ -161,7 +209,7 @@ impl SegmentSupply {
             if stop() {
                 break;
             }
-            self.ensure(segno, &self.counts.prepared_ahead, None)?;
+            self.prepare_ahead(segno)?;
         }
         Ok(())
     }
@@ -177,18 +225,30 @@ impl SegmentSupply {
         &self,
         f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
-        let mut failed = self.creating.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(failed) = &*failed {
+        self.locked(&mut self.lock(), f)
+    }
+
+    /// [`SegmentSupply::exclusively`] with the lock already held.
+    fn locked<T>(
+        &self,
+        state: &mut Creating,
+        f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
+    ) -> Result<T, SegmentError> {
+        if let Some(failed) = &state.failed {
             return Err(failed.error());
         }
-        let result = f(&self.files);
-        if let Err(err @ SegmentError::Io(e)) = &result {
-            if is_sync_failure(err) {
-                *failed = Some(FailedSync::from(e));
-            }
-        }
-        result
+        f(&self.files).map_err(|e| record_sync_failure(state, e))
     }
+}
+
+/// Keeps `e` in `state` if it is a failed sync; returns it.
+fn record_sync_failure(state: &mut Creating, e: SegmentError) -> SegmentError {
+    if let SegmentError::Io(failure) = &e {
+        if is_sync_failure(&e) && state.failed.is_none() {
+            state.failed = Some(FailedSync::from(failure));
+        }
+    }
+    e
 }
 
 /// True for a failed file or directory sync.
@@ -260,8 +320,7 @@ impl SegmentOpener for SegmentSupply {
         segno: u64,
         method: SyncMethod,
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
-        let c = &self.counts;
-        self.ensure(segno, &c.created_on_write, Some(&c.found_ready))?;
+        self.ensure_for_writer(segno)?;
         self.files.open_for_write(segno, method.file_mode())
     }
 
