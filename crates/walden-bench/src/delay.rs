@@ -142,6 +142,10 @@ impl StorageFile for DelayFile {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.inner.set_len(len)
     }
+
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        self.inner.allocate(len)
+    }
 }
 
 #[cfg(test)]

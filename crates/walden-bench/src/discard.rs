@@ -165,6 +165,12 @@ impl StorageFile for Handle {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
     }
+
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        // Relaxed: as in `set_len`.
+        self.0.len.fetch_max(len, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -180,6 +186,11 @@ mod tests {
         let f = s.open(&dir.join("a.tmp"), &opts).unwrap();
         f.write_all_at(&[7; 10], 90).unwrap();
         assert_eq!(f.len().unwrap(), 100);
+        f.allocate(50).unwrap();
+        assert_eq!(f.len().unwrap(), 100, "allocating never shrinks");
+        f.allocate(120).unwrap();
+        assert_eq!(f.len().unwrap(), 120);
+        f.set_len(100).unwrap();
         s.rename(&dir.join("a.tmp"), &dir.join("a")).unwrap();
         assert!(!s.exists(&dir.join("a.tmp")).unwrap());
         assert_eq!(s.list_dir(dir).unwrap(), vec!["a".to_owned()]);

@@ -12,7 +12,10 @@
 use crate::design::Design;
 use crate::units::parse_size_arg;
 use clap::Args;
-use walden::{Config, ConfigError, Eviction, PageInitKind, ReservationKind, SlotChoice, WalFormat};
+use walden::{
+    Config, ConfigError, Eviction, PageInitKind, ReservationKind, SegmentPrep, SlotChoice,
+    WalFormat,
+};
 
 /// Sets the fields of a [`Config`] that were given on the command line.
 pub trait Knob {
@@ -124,17 +127,44 @@ impl Knob for EvictionArg {
     }
 }
 
-/// `--buffers`, one value.
+/// `--buffers`, one value, with the segment knobs: the memory and the
+/// files of each log.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct BuffersArg {
     /// Buffer ring of each log, e.g. 16MB [default: the suite's, see below].
     #[arg(long, value_parser = parse_size_arg)]
     pub buffers: Option<u64>,
+    /// `--segment-prep`, `--segments-ahead`.
+    #[command(flatten)]
+    pub segments: SegmentArgs,
 }
 
 impl Knob for BuffersArg {
     fn apply(&self, config: &mut Config) {
         set(&mut config.buffers, self.buffers);
+        self.segments.apply(config);
+    }
+}
+
+/// `--segment-prep` and `--segments-ahead`, one value each: how each log's
+/// new segment files are prepared, and how many are kept ready ahead.
+#[derive(Args, Clone, Debug, Default, PartialEq)]
+pub struct SegmentArgs {
+    /// How a new segment file is prepared: zero-fill, fallocate or
+    /// page-headers [default: the library's, zero-fill].
+    #[arg(long)]
+    pub segment_prep: Option<SegmentPrep>,
+    /// Segments the background preallocator keeps ready ahead of the one
+    /// being written, 0 to 1024 (0: the writer creates each one itself)
+    /// [default: the library's, 2].
+    #[arg(long)]
+    pub segments_ahead: Option<usize>,
+}
+
+impl Knob for SegmentArgs {
+    fn apply(&self, config: &mut Config) {
+        set(&mut config.segment_prep, self.segment_prep);
+        set(&mut config.segments_ahead, self.segments_ahead);
     }
 }
 
@@ -218,6 +248,8 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "eviction": config.eviction.to_string(),
         "buffers": config.buffers,
         "segment_size": config.segment_size,
+        "segment_prep": config.segment_prep.to_string(),
+        "segments_ahead": config.segments_ahead,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -249,7 +281,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 7] = [
+        let cases: [(&[&str], Check); 9] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -266,6 +298,10 @@ mod tests {
             }),
             (&["--eviction", "batch"], |c| c.eviction == Eviction::Batch),
             (&["--buffers", "1MB"], |c| c.buffers == 1 << 20),
+            (&["--segment-prep", "fallocate"], |c| {
+                c.segment_prep == SegmentPrep::Fallocate
+            }),
+            (&["--segments-ahead", "8"], |c| c.segments_ahead == 8),
         ];
         for (args, set) in cases {
             let c = configured(args);
@@ -291,6 +327,7 @@ mod tests {
         let json = config_json(&Config::default(), &["format", "reservation"]);
         assert_eq!(json["insert_slots"], 8);
         assert_eq!(json["page_init"], "mapping-lock");
+        assert_eq!(json["segment_prep"], "zero-fill");
         assert!(json.get("format").is_none() && json.get("reservation").is_none());
     }
 }

@@ -20,7 +20,8 @@ use walden_bench::switch::suite::{self as switch, SwitchArgs};
 #[command(after_help = "\
 Every suite that builds logs takes the strategy knobs --format,
 --reservation, --insert-slots, --slot-choice, --page-init, --eviction and
---buffers (a list where the suite compares that knob's values).
+--buffers (a list where the suite compares that knob's values); those
+that take --buffers also take --segment-prep and --segments-ahead.
 
 Examples:
   walden bench all --quick --results /tmp/bench-results

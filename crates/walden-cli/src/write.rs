@@ -13,7 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use walden::internals::ControlFile;
 use walden::FsStorage;
 use walden::{
-    Config, Eviction, PageInitKind, Record, ReservationKind, SlotChoice, SyncMethod, Wal, WalFormat,
+    Config, Eviction, PageInitKind, Record, ReservationKind, SegmentPrep, SlotChoice, SyncMethod,
+    Wal, WalFormat,
 };
 
 use crate::self_checking::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
@@ -25,6 +26,7 @@ use crate::self_checking::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
   walden write /tmp/wal --flush-every 1 --sync fdatasync --acked /tmp/acked
   walden write /tmp/wal --format self-lsn --threads 64 --slot-choice attempts:2
   walden write /tmp/wal --reservation prev-link-table --insert-slots 64
+  walden write /tmp/wal --segment-prep fallocate --segments-ahead 8
   walden verify /tmp/wal --acked /tmp/acked")]
 pub struct WriteArgs {
     /// WAL directory: created if new, opened (recovered) and appended to if not.
@@ -76,6 +78,14 @@ pub struct WriteArgs {
     /// one-page or batch.
     #[arg(long, default_value = "one-page")]
     pub eviction: Eviction,
+    /// How a new segment file is prepared: zero-fill, fallocate (an error
+    /// on a file system without it) or page-headers.
+    #[arg(long, default_value = "zero-fill")]
+    pub segment_prep: SegmentPrep,
+    /// Segments kept ready ahead of the one being written, by a background
+    /// thread (0 to 1024; 0: the writer creates each one itself).
+    #[arg(long, default_value_t = 2)]
+    pub segments_ahead: usize,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -106,6 +116,8 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         page_init: args.page_init,
         eviction: args.eviction,
         sync_method: args.sync,
+        segment_prep: args.segment_prep,
+        segments_ahead: args.segments_ahead,
         ..Config::default()
     };
     let wal = if ControlFile::path(&args.dir).exists() {
@@ -210,6 +222,13 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         stats.records as f64 / elapsed.as_secs_f64().max(1e-9),
         stats.writer.syncs,
         stats.writer.writes
+    );
+    println!(
+        "segments ({} prepared): {} found ready, {} created by the writer, {} prepared ahead",
+        args.segment_prep,
+        stats.segments_found_ready,
+        stats.segments_created_on_write,
+        stats.segments_prepared_ahead
     );
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! A crash at every system call of a run (reliability.md T9): a
 //! deterministic single-writer `walden write` is killed with SIGKILL at the
-//! N-th `pwrite64`, `fdatasync`, `fsync`, `rename` or `unlink`, for every N
-//! the run makes, by strace's fault injection
+//! N-th `pwrite64`, `fdatasync`, `fsync`, `rename`, `unlink` or `fallocate`,
+//! for every N the run makes, once per way of preparing segments
+//! (`--segment-prep`), by strace's fault injection
 //! (`strace -e inject=SYSCALL:signal=KILL:when=N`). After each kill:
 //! `walden verify --acked` finds every acknowledged record; a second run
 //! recovers the log and appends to it; `walden verify` again finds every
@@ -22,7 +23,14 @@ use std::process::Command;
 use common::verify_acked;
 
 /// System calls a crash is injected at.
-const SYSCALLS: &[&str] = &["pwrite64", "fdatasync", "fsync", "rename", "unlink"];
+const SYSCALLS: &[&str] = &[
+    "pwrite64",
+    "fdatasync",
+    "fsync",
+    "rename",
+    "unlink",
+    "fallocate",
+];
 const STRACE: &str = "/usr/bin/strace";
 
 fn records() -> u32 {
@@ -32,8 +40,20 @@ fn records() -> u32 {
         .unwrap_or(30)
 }
 
-/// `walden write` appending `n` records to `dir`, acknowledging to `acked`.
-fn write_args(dir: &Path, acked: &Path, n: u32, seed: u32) -> Vec<String> {
+/// How a sweep's runs prepare segments.
+#[derive(Clone, Copy)]
+struct Prep {
+    /// `--segment-prep`.
+    how: &'static str,
+    /// `--segments-ahead`.
+    ahead: u32,
+    /// Crash at every this-th `pwrite64` only (and the last few).
+    pwrite_stride: u64,
+}
+
+/// `walden write` appending `n` records to `dir`, acknowledging to `acked`,
+/// preparing new segments as `prep` says.
+fn write_args(dir: &Path, acked: &Path, n: u32, seed: u32, prep: Prep) -> Vec<String> {
     let mut args: Vec<String> = vec![
         env!("CARGO_BIN_EXE_walden").into(),
         "write".into(),
@@ -48,6 +68,8 @@ fn write_args(dir: &Path, acked: &Path, n: u32, seed: u32) -> Vec<String> {
         ("--buffers", "64KB".into()),
         ("--sync", "fdatasync".into()),
         ("--seed", seed.to_string()),
+        ("--segment-prep", prep.how.into()),
+        ("--segments-ahead", prep.ahead.to_string()),
     ] {
         args.push(k.into());
         args.push(v);
@@ -58,7 +80,7 @@ fn write_args(dir: &Path, acked: &Path, n: u32, seed: u32) -> Vec<String> {
 }
 
 /// How many times the first run makes each system call.
-fn count_syscalls(tmp: &Path) -> BTreeMap<String, u64> {
+fn count_syscalls(tmp: &Path, prep: Prep) -> BTreeMap<String, u64> {
     let (dir, acked, log) = (
         tmp.join("count"),
         tmp.join("count.acked"),
@@ -69,7 +91,7 @@ fn count_syscalls(tmp: &Path) -> BTreeMap<String, u64> {
         .arg(&log)
         .arg("-e")
         .arg(format!("trace={}", SYSCALLS.join(",")))
-        .args(write_args(&dir, &acked, records(), 1))
+        .args(write_args(&dir, &acked, records(), 1, prep))
         .status()
         .unwrap();
     assert!(status.success(), "the traced run failed: {status}");
@@ -89,14 +111,49 @@ fn count_syscalls(tmp: &Path) -> BTreeMap<String, u64> {
 
 #[test]
 fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
+    let prep = Prep {
+        how: "zero-fill",
+        ahead: 2,
+        pwrite_stride: 1,
+    };
+    sweep(prep, &["pwrite64", "fdatasync", "rename"]);
+}
+
+#[test]
+fn a_crash_at_every_call_with_fallocated_segments_loses_no_acknowledged_record() {
+    let prep = Prep {
+        how: "fallocate",
+        ahead: 2,
+        pwrite_stride: 1,
+    };
+    sweep(prep, &["pwrite64", "fdatasync", "rename", "fallocate"]);
+}
+
+/// The writer prepares each segment itself (none ahead), so that the page
+/// headers' many small writes come at the same calls in every run; a crash
+/// at every 8th of them.
+#[test]
+fn a_crash_at_calls_with_page_header_segments_loses_no_acknowledged_record() {
+    let prep = Prep {
+        how: "page-headers",
+        ahead: 0,
+        pwrite_stride: 8,
+    };
+    sweep(prep, &["pwrite64", "fdatasync", "rename", "fallocate"]);
+}
+
+/// The sweep with segments prepared as `prep`, whose run makes each of
+/// the `expected` calls.
+fn sweep(prep: Prep, expected: &[&str]) {
+    let name = prep.how;
     assert!(
         Path::new(STRACE).exists(),
         "{STRACE} is missing: scripts/test installs it (apt-get install strace)"
     );
     let tmp = tempfile::tempdir().unwrap();
-    let counts = count_syscalls(tmp.path());
-    println!("system calls of the run: {counts:?}");
-    for call in ["pwrite64", "fdatasync", "rename"] {
+    let counts = count_syscalls(tmp.path(), prep);
+    println!("{name}: system calls of the run: {counts:?}");
+    for &call in expected {
         assert!(
             counts.get(call).copied().unwrap_or(0) > 0,
             "the run makes {call}"
@@ -105,7 +162,12 @@ fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
     let mut points = 0;
     let mut completed = 0;
     for (call, &count) in &counts {
-        for n in 1..=count {
+        let stride = if call == "pwrite64" {
+            prep.pwrite_stride
+        } else {
+            1
+        };
+        for n in (1..=count).filter(|n| n % stride == 0 || n + 4 > count) {
             let case = tmp.path().join(format!("{call}-{n}"));
             let (dir, acked) = (case.join("wal"), case.join("acked"));
             std::fs::create_dir_all(&case).unwrap();
@@ -116,7 +178,7 @@ fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
                 .arg(format!("trace={call}"))
                 .arg("-e")
                 .arg(format!("inject={call}:signal=KILL:when={n}"))
-                .args(write_args(&dir, &acked, records(), 1))
+                .args(write_args(&dir, &acked, records(), 1, prep))
                 .status()
                 .unwrap();
             // The background threads (segment preallocation, the
@@ -125,13 +187,13 @@ fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
             if status.success() {
                 completed += 1;
             }
-            let what = format!("killed at {call} #{n}");
+            let what = format!("{name}: killed at {call} #{n}");
             // With nothing acknowledged the log may have no record yet
             // (killed while being created): the second run must cope.
             if std::fs::metadata(&acked).unwrap().len() > 0 {
                 verify_acked(&dir, &acked, &what);
             }
-            let second = write_args(&dir, &acked, 5, 2);
+            let second = write_args(&dir, &acked, 5, 2, prep);
             let out = Command::new(&second[0])
                 .args(&second[1..])
                 .output()
@@ -151,8 +213,8 @@ fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
         }
     }
     println!(
-        "{points} crash points ({completed} runs finished before their point), each recovered \
-         with no acknowledged record lost"
+        "{name}: {points} crash points ({completed} runs finished before their point), each \
+         recovered with no acknowledged record lost"
     );
     assert!(points >= 50, "{points} crash points");
     assert!(

@@ -5,6 +5,7 @@ use std::time::Duration;
 use crate::buffer::{Eviction, PageInitKind};
 use crate::format::WalFormat;
 use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
+use crate::segment::{PrepareFor, SegmentPrep};
 use crate::write::SyncMethod;
 
 mod reservation;
@@ -21,6 +22,8 @@ pub const MAX_INSERT_SLOTS: usize = 1024;
 pub const MIN_BUFFER_PAGES: u64 = 4;
 /// Most buffer memory a log may have (16 GiB).
 pub const MAX_BUFFER_BYTES: u64 = 16 << 30;
+/// Most segments a log may keep ready ahead of its insert position.
+pub const MAX_SEGMENTS_AHEAD: usize = 1024;
 /// Shortest and longest background-writer delay (PostgreSQL's bounds of
 /// `wal_writer_delay`).
 pub const WRITER_DELAY_RANGE: std::ops::RangeInclusive<Duration> =
@@ -87,8 +90,21 @@ pub struct Config {
     /// How written WAL is made durable.
     pub sync_method: SyncMethod,
     /// Old segments kept for reuse by renaming after a checkpoint
-    /// (PostgreSQL: `wal_recycle` with `min_wal_size`); the rest are removed.
+    /// (PostgreSQL: `wal_recycle` with `min_wal_size`), to future names
+    /// beyond the `segments_ahead` kept ready; the rest are removed.
     pub recycle_segments: usize,
+    /// Segments kept ready ahead of the one being written, 0..=1024, by
+    /// the background preallocator, so that the writer finds the next
+    /// segment ready instead of creating it on the insert path
+    /// ([`crate::Stats::segments_created_on_write`] counts the times it had
+    /// to). A segment a checkpoint recycled counts as ready, and the
+    /// preallocator renames an obsolete segment before it creates one.
+    /// 0: the writer creates every segment itself (PostgreSQL:
+    /// `PreallocXlogFiles` keeps one ahead; `min_wal_size` sizes the ready
+    /// pool).
+    pub segments_ahead: usize,
+    /// How a new segment file is prepared before WAL is written into it.
+    pub segment_prep: SegmentPrep,
 }
 
 impl Default for Config {
@@ -109,6 +125,8 @@ impl Default for Config {
             async_commit: false,
             sync_method: SyncMethod::Fdatasync,
             recycle_segments: 4,
+            segments_ahead: 2,
+            segment_prep: SegmentPrep::ZeroFill,
         }
     }
 }
@@ -158,6 +176,9 @@ pub enum ConfigError {
         /// The insertion slots configured.
         insert_slots: usize,
     },
+    /// `segments_ahead` is above [`MAX_SEGMENTS_AHEAD`].
+    #[error("segments_ahead = {0}: must be between 0 and 1024")]
+    SegmentsAhead(usize),
     /// A value on disk differs from the configured one.
     #[error("{field}: the log on disk has {on_disk}, the configuration asks for {configured}")]
     Mismatch {
@@ -211,6 +232,9 @@ impl Config {
         if self.writer_flush_after < PAGE_SIZE {
             return Err(ConfigError::WriterFlushAfter(self.writer_flush_after));
         }
+        if self.segments_ahead > MAX_SEGMENTS_AHEAD {
+            return Err(ConfigError::SegmentsAhead(self.segments_ahead));
+        }
         Ok(())
     }
 
@@ -219,6 +243,15 @@ impl Config {
     pub fn link_table_capacity(&self) -> usize {
         self.prev_link_table_capacity
             .unwrap_or_else(|| link_table_capacity_for(self.insert_slots))
+    }
+
+    /// How the segment supply prepares a new segment: [`Config::segment_prep`]
+    /// for this log's [`Config::format`].
+    pub(crate) fn prepare_for(&self) -> PrepareFor {
+        PrepareFor {
+            prep: self.segment_prep,
+            format: self.format,
+        }
     }
 
     /// The validated segment size.
@@ -261,6 +294,10 @@ mod tests {
                 "eviction policy \"x\": expected one-page or batch",
             ),
             (
+                "x".parse::<SegmentPrep>().map(|_| ()),
+                "segment preparation \"x\": expected zero-fill, fallocate or page-headers",
+            ),
+            (
                 "x".parse::<SyncMethod>().map(|_| ()),
                 "sync method \"x\": expected fsync, fdatasync, open_datasync, open_sync or none",
             ),
@@ -273,5 +310,23 @@ mod tests {
         }
         assert_eq!("open-datasync".parse(), Ok(SyncMethod::OpenDatasync));
         assert_eq!(SyncMethod::OpenSync.to_string(), "open_sync");
+        assert_eq!("page_headers".parse(), Ok(SegmentPrep::PageHeaders));
+    }
+
+    #[test]
+    fn segments_ahead_is_bounded() {
+        let at = |n| {
+            Config {
+                segments_ahead: n,
+                ..Config::default()
+            }
+            .validate()
+        };
+        assert_eq!(at(0), Ok(()));
+        assert_eq!(at(MAX_SEGMENTS_AHEAD), Ok(()));
+        assert_eq!(
+            at(MAX_SEGMENTS_AHEAD + 1).unwrap_err().to_string(),
+            "segments_ahead = 1025: must be between 0 and 1024"
+        );
     }
 }

@@ -49,7 +49,9 @@ mod wal;
 mod write;
 
 pub use buffer::{Eviction, PageInitKind};
-pub use config::{Config, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS};
+pub use config::{
+    Config, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,
+};
 pub use error::Error;
 pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};
 pub use format::record::RecordHeader;
@@ -64,7 +66,7 @@ pub use read::{
 pub use record::{Record, RecordError, MAX_RECORD_SIZE};
 pub use segment::{
     ControlFileError, CorruptControlFile, FileOp, FileSyncMode, FsStorage, InvalidControlValue,
-    IoFailure, OpenOptions, SegmentError, Storage, StorageFile,
+    IoFailure, OpenOptions, SegmentError, SegmentPrep, Storage, StorageFile,
 };
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};

@@ -1,5 +1,6 @@
 //! The configuration enums ([`crate::WalFormat`], [`crate::ReservationKind`],
-//! [`crate::PageInitKind`], [`crate::Eviction`], [`crate::SyncMethod`]) by
+//! [`crate::PageInitKind`], [`crate::Eviction`], [`crate::SyncMethod`],
+//! [`crate::SegmentPrep`]) by
 //! name: each has `ALL` and `name()`, and [`named_enum!`] derives `Display`
 //! and `FromStr` from them. At the bottom of the layers, beside `lsn` and
 //! `sync`, so that every layer that defines such an enum can use it; the

@@ -43,7 +43,7 @@ fn insert_path(dir: &Path, config: &Config) -> InsertPath {
         config,
         seg,
         ring,
-        SegmentSupply::new(files),
+        SegmentSupply::new(files, config.prepare_for(), config.segments_ahead as u64),
         StartPoint {
             next_pos: seg.lsn_to_pos(start).expect("a segment start is usable"),
             prev: Lsn::INVALID,

@@ -24,8 +24,19 @@ pub(crate) fn install_durably(
     name: &str,
     fill: impl FnOnce(&dyn StorageFile) -> io::Result<()>,
 ) -> Result<(), IoFailure> {
+    write_synced(storage, dir, temp_name, fill)?;
+    rename_durably(storage, dir, temp_name, name)
+}
+
+/// The first half of [`install_durably`]: writes `dir/temp_name` with
+/// `fill` and syncs it. On an error the file is removed if possible.
+pub(crate) fn write_synced(
+    storage: &dyn Storage,
+    dir: &Path,
+    temp_name: &str,
+    fill: impl FnOnce(&dyn StorageFile) -> io::Result<()>,
+) -> Result<(), IoFailure> {
     let temp = dir.join(temp_name);
-    let target = dir.join(name);
     let opts = OpenOptions::new().write(true).create(true).truncate(true);
     let file = storage
         .open(&temp, &opts)
@@ -34,16 +45,29 @@ pub(crate) fn install_durably(
         .map_err(failed(FileOp::Write, &temp))
         .and_then(|()| file.sync_all().map_err(failed(FileOp::Sync, &temp)));
     drop(file);
-    let installed = written.and_then(|()| {
-        storage
-            .rename(&temp, &target)
-            .map_err(|e| IoFailure::rename(&temp, &target, e))
-    });
-    if let Err(e) = installed {
-        // Best effort: the error being reported matters more than a leftover
-        // temporary file, which never carries the final name.
-        let _ = storage.remove_file(&temp);
-        return Err(e);
-    }
+    written.inspect_err(|_| discard(storage, &temp))
+}
+
+/// The second half of [`install_durably`]: renames the synced
+/// `dir/temp_name` to `dir/name` (replacing any file there) and syncs
+/// `dir`. If the rename fails the temporary file is removed if possible.
+pub(crate) fn rename_durably(
+    storage: &dyn Storage,
+    dir: &Path,
+    temp_name: &str,
+    name: &str,
+) -> Result<(), IoFailure> {
+    let (temp, target) = (dir.join(temp_name), dir.join(name));
+    storage
+        .rename(&temp, &target)
+        .map_err(|e| IoFailure::rename(&temp, &target, e))
+        .inspect_err(|_| discard(storage, &temp))?;
     storage.sync_dir(dir).map_err(failed(FileOp::SyncDir, dir))
+}
+
+/// Removes a temporary file after a failure, as a best effort: the error
+/// being reported matters more than a leftover temporary file, which never
+/// carries the final name.
+pub(crate) fn discard(storage: &dyn Storage, temp: &Path) {
+    let _ = storage.remove_file(temp);
 }

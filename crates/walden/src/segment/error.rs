@@ -29,6 +29,8 @@ pub enum FileOp {
     CreateDir,
     /// Checking whether a path exists.
     CheckExists,
+    /// Allocating a file's space (`fallocate`).
+    Allocate,
 }
 
 impl fmt::Display for FileOp {
@@ -45,6 +47,7 @@ impl fmt::Display for FileOp {
             FileOp::SyncDir => "fsync directory",
             FileOp::CreateDir => "create directory",
             FileOp::CheckExists => "check for",
+            FileOp::Allocate => "fallocate",
         })
     }
 }
@@ -145,6 +148,17 @@ pub enum SegmentError {
         path: PathBuf,
         /// A later segment that holds WAL.
         later: u64,
+    },
+    /// Segments are to be prepared with `fallocate`
+    /// ([`SegmentPrep::Fallocate`](super::SegmentPrep::Fallocate) or
+    /// [`SegmentPrep::PageHeaders`](super::SegmentPrep::PageHeaders)) on a
+    /// file system or storage without it.
+    #[error("cannot prepare segment file \"{}\" with fallocate: {cause}; configure segment_prep = zero-fill", .path.display())]
+    AllocateUnsupported {
+        /// The temporary file being prepared.
+        path: PathBuf,
+        /// What the storage said.
+        cause: String,
     },
 }
 

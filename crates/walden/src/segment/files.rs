@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::durable::install_durably;
+use super::durable::{discard, rename_durably, write_synced};
 use super::error::{failed, FileOp, IoFailure, SegmentError};
+use super::prepare::{PrepareFor, Target};
 use super::recycle::RecyclePlan;
 use super::storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
 use crate::lsn::{SegmentSize, TimeLineId};
@@ -12,9 +13,6 @@ use crate::lsn::{SegmentSize, TimeLineId};
 /// Suffix of the temporary file a segment is prepared under before it gets
 /// its name (the segment's name plus this suffix).
 pub const SEGMENT_TEMP_SUFFIX: &str = ".tmp";
-
-/// Zeros are written in chunks of this size (or the segment size if smaller).
-const ZERO_CHUNK: u64 = 1 << 20;
 
 /// Result of segment file operations.
 pub type Result<T, E = SegmentError> = std::result::Result<T, E>;
@@ -114,26 +112,72 @@ impl SegmentFiles {
         Ok(segnos)
     }
 
-    /// Creates segment `segno` full of zeros, durably.
-    ///
-    /// The zeros go to `<name>.tmp` in chunks of up to 1 MiB, which is synced
-    /// and renamed into place before the directory is synced, so a crash never
-    /// leaves a partial file under the segment's name. An existing segment is
-    /// an error ([`SegmentError::AlreadyExists`]) and is left untouched.
+    /// Creates segment `segno` full of zeros, durably: [`SegmentFiles::create`]
+    /// with [`SegmentPrep::ZeroFill`](super::SegmentPrep::ZeroFill).
     ///
     /// PostgreSQL: `XLogFileInitInternal` with `wal_init_zero`.
     pub fn create_zeroed(&self, segno: u64) -> Result<()> {
+        self.create(segno, &PrepareFor::default())
+    }
+
+    /// Creates segment `segno`, prepared as `how` says, durably:
+    /// [`SegmentFiles::prepare`] then [`SegmentFiles::install`].
+    ///
+    /// The file is prepared as `<name>.tmp`, synced and renamed into place
+    /// before the directory is synced, so a crash never leaves a partial file
+    /// under the segment's name. An existing segment is an error
+    /// ([`SegmentError::AlreadyExists`]) and is left untouched. Preparing with
+    /// `fallocate` on a storage without it is
+    /// [`SegmentError::AllocateUnsupported`].
+    pub fn create(&self, segno: u64, how: &PrepareFor) -> Result<()> {
         self.ensure_free(segno)?;
-        let name = self.name(segno);
-        let size = self.segment_size.bytes();
-        let zeros = vec![0u8; ZERO_CHUNK.min(size) as usize];
-        let temp_name = format!("{name}{SEGMENT_TEMP_SUFFIX}");
-        install_durably(&*self.storage, &self.dir, &temp_name, &name, |file| {
-            (0..size)
-                .step_by(zeros.len())
-                .try_for_each(|offset| file.write_all_at(&zeros, offset))
-        })?;
+        self.prepare(segno, how)?;
+        self.install(segno)
+    }
+
+    /// Prepares segment `segno` under its temporary name `<name>.tmp`, as
+    /// `how` says, and syncs it; nothing carries the segment's name yet, so
+    /// this may run while others create or rename segments, as long as no
+    /// one else prepares the same segment. On an error the temporary file
+    /// is removed if possible.
+    pub fn prepare(&self, segno: u64, how: &PrepareFor) -> Result<()> {
+        let written = write_synced(&*self.storage, &self.dir, &self.temp_name(segno), |file| {
+            how.fill(&Target {
+                file,
+                seg: self.segment_size,
+                timeline: self.timeline,
+                segno,
+            })
+        });
+        match written {
+            Err(e) if e.error.kind() == std::io::ErrorKind::Unsupported => {
+                Err(SegmentError::AllocateUnsupported {
+                    path: e.path,
+                    cause: e.error.to_string(),
+                })
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Gives segment `segno`, prepared by [`SegmentFiles::prepare`], its
+    /// name and syncs the directory: from then on it is durably there. An
+    /// existing segment is an error ([`SegmentError::AlreadyExists`]) and
+    /// is left untouched; the prepared file is removed then, as after a
+    /// failed rename.
+    pub fn install(&self, segno: u64) -> Result<()> {
+        let temp_name = self.temp_name(segno);
+        if let Err(e) = self.ensure_free(segno) {
+            discard(&*self.storage, &self.dir.join(&temp_name));
+            return Err(e);
+        }
+        rename_durably(&*self.storage, &self.dir, &temp_name, &self.name(segno))?;
         Ok(())
+    }
+
+    /// The name segment `segno` is prepared under.
+    fn temp_name(&self, segno: u64) -> String {
+        format!("{}{SEGMENT_TEMP_SUFFIX}", self.name(segno))
     }
 
     /// Renames obsolete segment `old` to the future segment `new` and syncs
@@ -166,7 +210,7 @@ impl SegmentFiles {
         self.sync_dir()
     }
 
-    /// Removes temporary files left by a [`SegmentFiles::create_zeroed`] that
+    /// Removes temporary files left by a [`SegmentFiles::create`] that
     /// crashed, and syncs the directory if it removed any; returns how many
     /// it removed. Call it before any segment is being created.
     ///

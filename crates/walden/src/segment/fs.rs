@@ -108,6 +108,26 @@ impl StorageFile for FsFile {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.file.set_len(len)
     }
+
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let len = libc::off_t::try_from(len)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "length beyond off_t"))?;
+        // SAFETY: fallocate only reads its integer arguments and acts on a
+        // descriptor `self.file` keeps open.
+        let rc = unsafe { libc::fallocate(self.file.as_raw_fd(), 0, 0, len) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("the file system does not support fallocate: {error}"),
+            )),
+            _ => Err(error),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +169,13 @@ mod tests {
         file.sync_data().unwrap();
         assert_eq!(file.len().unwrap(), 11);
         let mut buf = [0u8; 11];
+        file.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(&buf, b"hello world");
+        file.allocate(64 << 10).unwrap();
+        assert_eq!(file.len().unwrap(), 64 << 10);
+        let mut zeros = [1u8; 16];
+        file.read_exact_at(&mut zeros, 32 << 10).unwrap();
+        assert_eq!(zeros, [0u8; 16]);
         file.read_exact_at(&mut buf, 0).unwrap();
         assert_eq!(&buf, b"hello world");
         file.set_len(5).unwrap();

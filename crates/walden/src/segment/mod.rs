@@ -4,6 +4,8 @@
 //!   can inject faults; [`FsStorage`] is the real file system;
 //! - [`files`]: [`SegmentFiles`], naming, creating, recycling, removing and
 //!   opening the segment files of a WAL directory;
+//! - [`prepare`]: [`SegmentPrep`], how a new segment is prepared (zeros,
+//!   `fallocate`, page headers written ahead);
 //! - [`recycle`]: [`plan_recycling`], which obsolete segments to recycle or
 //!   remove after a checkpoint;
 //! - [`control`]: [`ControlFile`], the small file saying what the log is and
@@ -26,6 +28,7 @@ mod durable;
 pub mod error;
 pub mod files;
 mod fs;
+pub mod prepare;
 pub mod recycle;
 mod rewrite_after_failed_sync;
 #[cfg(feature = "sim")]
@@ -37,6 +40,7 @@ pub(crate) use damage_check::{check_no_hole, check_segment_sizes};
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
+pub use prepare::{PrepareFor, SegmentPrep};
 pub use recycle::{plan_recycling, RecyclePlan};
 pub(crate) use rewrite_after_failed_sync::rewrite_durably;
 #[cfg(feature = "sim")]

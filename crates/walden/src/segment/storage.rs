@@ -214,6 +214,21 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
 
     /// Truncates or extends (with zeros) the file to `len` bytes.
     fn set_len(&self, len: u64) -> io::Result<()>;
+
+    /// Allocates disk space for the file's first `len` bytes without
+    /// writing them (`fallocate(2)`, mode 0), extending it to at least `len`
+    /// bytes; the new bytes read as zeros. Like a length change, durable
+    /// only after [`StorageFile::sync_all`] or [`StorageFile::sync_data`].
+    ///
+    /// A storage that cannot allocate fails with
+    /// [`io::ErrorKind::Unsupported`], as this default does.
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        let _ = len;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this storage cannot allocate space without writing (no fallocate)",
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -308,6 +323,12 @@ mod tests {
         let mut buf = [0u8; 8];
         let err = f.read_exact_at(&mut buf, 6).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    }
+
+    #[test]
+    fn a_storage_without_allocate_refuses_it() {
+        let err = trickle(4).allocate(10).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Unsupported);
     }
 
     #[test]

@@ -108,7 +108,11 @@ impl Shared {
                 .supply
                 .exclusively(|files| -> Result<(), SegmentError> {
                     let present = files.list()?;
-                    let keep = self.config.recycle_segments as u64;
+                    // The preallocator keeps `ahead` ready; recycling fills
+                    // those still missing and `recycle_segments` beyond them,
+                    // so that in the steady state nothing is created.
+                    let ahead = self.insert.supply.ahead();
+                    let keep = ahead.saturating_add(self.config.recycle_segments as u64);
                     let plan = plan_recycling(&present, seg.segno(redo), current, keep);
                     files.apply(&plan)?;
                     // Relaxed: statistics.
@@ -149,8 +153,18 @@ pub struct Stats {
     /// to be written again without creating a file (PostgreSQL's recycling).
     pub segments_recycled: u64,
     /// Obsolete segments that checkpoints removed (beyond
-    /// [`Config::recycle_segments`] ready ahead).
+    /// [`Config::segments_ahead`] plus [`Config::recycle_segments`] ready
+    /// ahead).
     pub segments_removed: u64,
+    /// Segments the writer entered and found ready: prepared ahead,
+    /// recycled, or left by an earlier run.
+    pub segments_found_ready: u64,
+    /// Segments the writer had to create itself, on the insert path
+    /// (the preallocator had not prepared them in time, or
+    /// [`Config::segments_ahead`] is 0).
+    pub segments_created_on_write: u64,
+    /// Segments the background preallocator created ahead of need.
+    pub segments_prepared_ahead: u64,
 }
 
 /// A write-ahead log. `Send + Sync`: share it (`&Wal` or `Arc<Wal>`)
@@ -297,6 +311,7 @@ impl Wal {
     /// Counters since the log was opened.
     pub fn stats(&self) -> Stats {
         let s = self.shared.insert.slot_stats();
+        let supply = self.shared.insert.supply.stats();
         Stats {
             records: s.records,
             bytes: s.bytes,
@@ -306,6 +321,9 @@ impl Wal {
             // Relaxed: statistics.
             segments_recycled: self.shared.recycled.load(Ordering::Relaxed),
             segments_removed: self.shared.removed.load(Ordering::Relaxed),
+            segments_found_ready: supply.found_ready,
+            segments_created_on_write: supply.created_on_write,
+            segments_prepared_ahead: supply.prepared_ahead,
         }
     }
 

@@ -252,7 +252,7 @@ impl Wal {
             written,
         };
         let shared = Arc::new(Shared {
-            insert: InsertPath::new(&config, seg, ring, SegmentSupply::new(files), start),
+            insert: InsertPath::new(&config, seg, ring, supply(&config, files), start),
             background: Arc::new(Wakeup::new(
                 config.writer_delay.map(|_| config.writer_flush_after),
                 written,
@@ -391,4 +391,9 @@ impl Shared {
         control.write(&*self.storage, &self.dir)?;
         Ok(())
     }
+}
+
+/// The segment supply `config` asks for over `files`.
+fn supply(config: &Config, files: SegmentFiles) -> SegmentSupply {
+    SegmentSupply::new(files, config.prepare_for(), config.segments_ahead as u64)
 }

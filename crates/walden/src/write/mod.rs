@@ -134,7 +134,7 @@ pub enum WriteError {
 
 /// Where the writer gets segment files from.
 pub trait SegmentOpener: Send + Sync {
-    /// Opens segment `segno` for writing, creating it (zero-filled) if it
+    /// Opens segment `segno` for writing, creating it (prepared as configured) if it
     /// does not exist yet.
     fn open_segment(
         &self,

@@ -1,11 +1,13 @@
 //! Segment files as the writer sees them: opened on demand, created
-//! zero-filled when missing, and the next one prepared ahead of need by a
-//! background thread (PostgreSQL: `XLogFileInit`, `PreallocXlogFiles`).
+//! (prepared as [`PrepareFor`] says) when missing, and the next
+//! `segments_ahead` prepared ahead of need by a background thread
+//! (PostgreSQL: `XLogFileInit`, `PreallocXlogFiles`).
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::segment::{FileOp, IoFailure, SegmentError, SegmentFiles, StorageFile};
+use crate::segment::{FileOp, IoFailure, PrepareFor, SegmentError, SegmentFiles, StorageFile};
+use crate::sync::{AtomicU64, Ordering};
 
 use super::sync_method::SyncMethod;
 use super::{SegmentOpener, Writer};
@@ -15,16 +17,55 @@ use super::{SegmentOpener, Writer};
 #[derive(Debug)]
 pub(crate) struct SegmentSupply {
     files: SegmentFiles,
-    /// Held while creating or renaming segments; holds the first failed
-    /// sync of that work, after which no segment is trusted to be durable.
-    creating: Mutex<Option<FailedSync>>,
+    /// Held while creating or renaming segments (all but the preallocator's
+    /// filling of a temporary file, which is not a segment yet).
+    creating: Mutex<Creating>,
+    /// Signalled when the preallocator stops preparing a segment.
+    prepared: Condvar,
     prealloc: Arc<PreallocState>,
+    /// How new segments are prepared.
+    how: PrepareFor,
+    /// Segments kept ready after the one being written.
+    ahead: u64,
+    counts: SupplyCounters,
+}
+
+/// What [`SegmentSupply::creating`] guards.
+#[derive(Debug, Default)]
+struct Creating {
+    /// The first failed sync of creating or renaming segments, after which
+    /// no segment is trusted to be durable.
+    failed: Option<FailedSync>,
+    /// The segment the preallocator is filling under its temporary name,
+    /// without the lock: the writer waits for it rather than create it too.
+    preparing: Option<u64>,
+}
+
+/// How the writer got its segments, and what the preallocator made.
+#[derive(Debug, Default)]
+struct SupplyCounters {
+    found_ready: AtomicU64,
+    created_on_write: AtomicU64,
+    prepared_ahead: AtomicU64,
+}
+
+/// How the writer got its segments since the log was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SupplyStats {
+    /// Segments the writer entered and found existing (prepared ahead,
+    /// recycled, or left by an earlier run).
+    pub(crate) found_ready: u64,
+    /// Segments the writer had to create itself, on the insert path.
+    pub(crate) created_on_write: u64,
+    /// Segments the preallocator created ahead of need.
+    pub(crate) prepared_ahead: u64,
 }
 
 #[derive(Debug, Default)]
 struct PreallocRequest {
-    /// Highest segment that should exist.
-    want: u64,
+    /// Segment the writer entered last: the `ahead` after it should exist.
+    /// 0 when there is nothing (more) to do: segment 0 is never written.
+    entered: u64,
     stop: bool,
 }
 
@@ -68,11 +109,17 @@ pub(crate) struct Preallocator {
 }
 
 impl SegmentSupply {
-    pub(crate) fn new(files: SegmentFiles) -> Self {
+    /// The supply of `files`, preparing new segments as `how` says and
+    /// keeping `ahead` ready after the one being written.
+    pub(crate) fn new(files: SegmentFiles, how: PrepareFor, ahead: u64) -> Self {
         SegmentSupply {
             files,
-            creating: Mutex::new(None),
+            creating: Mutex::default(),
+            prepared: Condvar::new(),
             prealloc: Arc::default(),
+            how,
+            ahead,
+            counts: SupplyCounters::default(),
         }
     }
 
@@ -80,14 +127,91 @@ impl SegmentSupply {
         &self.files
     }
 
-    /// Creates segment `segno` zero-filled unless it exists.
-    pub(crate) fn ensure(&self, segno: u64) -> Result<(), SegmentError> {
-        self.exclusively(|files| {
-            if !files.exists(segno)? {
-                files.create_zeroed(segno)?;
-            }
+    /// Segments kept ready after the one being written.
+    pub(crate) fn ahead(&self) -> u64 {
+        self.ahead
+    }
+
+    /// The counters so far.
+    pub(crate) fn stats(&self) -> SupplyStats {
+        let c = &self.counts;
+        // Relaxed: statistics.
+        SupplyStats {
+            found_ready: c.found_ready.load(Ordering::Relaxed),
+            created_on_write: c.created_on_write.load(Ordering::Relaxed),
+            prepared_ahead: c.prepared_ahead.load(Ordering::Relaxed),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Creating> {
+        self.creating.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// For the writer: creates segment `segno` unless it exists, waiting
+    /// first if the preallocator is preparing it, and counts which it was.
+    fn ensure_for_writer(&self, segno: u64) -> Result<(), SegmentError> {
+        let mut state = self.lock();
+        while state.preparing == Some(segno) {
+            state = self.prepared.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        let c = &self.counts;
+        self.locked(&mut state, |files| {
+            let counter = if files.exists(segno)? {
+                &c.found_ready
+            } else {
+                files.create(segno, &self.how)?;
+                &c.created_on_write
+            };
+            // Relaxed: statistics; the lock held orders it with the files.
+            counter.fetch_add(1, Ordering::Relaxed);
             Ok(())
         })
+    }
+
+    /// For the preallocator: prepares segment `segno` unless it exists.
+    /// The file is filled and synced under its temporary name without the
+    /// lock, so that the writer, entering a segment that exists, does not
+    /// wait for the preparation of a later one; only the rename and the
+    /// directory sync hold it. A segment a checkpoint recycled to that name
+    /// in the meantime is kept, and the prepared file removed.
+    fn prepare_ahead(&self, segno: u64) -> Result<(), SegmentError> {
+        {
+            let mut state = self.lock();
+            if self.locked(&mut state, |files| files.exists(segno))? {
+                return Ok(());
+            }
+            state.preparing = Some(segno);
+        }
+        let prepared = self.files.prepare(segno, &self.how);
+        let mut state = self.lock();
+        let installed = match prepared {
+            Ok(()) => self.locked(&mut state, |files| match files.install(segno) {
+                Ok(()) => {
+                    // Relaxed: statistics; the lock held orders it with the files.
+                    self.counts.prepared_ahead.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                }
+                Err(SegmentError::AlreadyExists { .. }) => Ok(()),
+                Err(e) => Err(e),
+            }),
+            Err(e) => Err(record_sync_failure(&mut state, e)),
+        };
+        state.preparing = None;
+        self.prepared.notify_all();
+        installed
+    }
+
+    /// Makes the `ahead` segments after `entered` exist, lowest first (so
+    /// no prepared segment ever follows a missing one); stops at the first
+    /// failure, or when `stop` says so.
+    fn prepare_after(&self, entered: u64, stop: impl Fn() -> bool) -> Result<(), SegmentError> {
+        for segno in (1..=self.ahead).filter_map(|n| entered.checked_add(n)) {
+            if stop() {
+                break;
+            }
+            self.prepare_ahead(segno)?;
+        }
+        Ok(())
     }
 
     /// Runs `f` with segment creation held off (checkpoint recycling).
@@ -101,18 +225,30 @@ impl SegmentSupply {
         &self,
         f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
-        let mut failed = self.creating.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(failed) = &*failed {
+        self.locked(&mut self.lock(), f)
+    }
+
+    /// [`SegmentSupply::exclusively`] with the lock already held.
+    fn locked<T>(
+        &self,
+        state: &mut Creating,
+        f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
+    ) -> Result<T, SegmentError> {
+        if let Some(failed) = &state.failed {
             return Err(failed.error());
         }
-        let result = f(&self.files);
-        if let Err(err @ SegmentError::Io(e)) = &result {
-            if is_sync_failure(err) {
-                *failed = Some(FailedSync::from(e));
-            }
-        }
-        result
+        f(&self.files).map_err(|e| record_sync_failure(state, e))
     }
+}
+
+/// Keeps `e` in `state` if it is a failed sync; returns it.
+fn record_sync_failure(state: &mut Creating, e: SegmentError) -> SegmentError {
+    if let SegmentError::Io(failure) = &e {
+        if is_sync_failure(&e) && state.failed.is_none() {
+            state.failed = Some(FailedSync::from(failure));
+        }
+    }
+    e
 }
 
 /// True for a failed file or directory sync.
@@ -133,7 +269,7 @@ impl SegmentSupply {
         let thread = std::thread::Builder::new()
             .name("walden-prealloc".into())
             .spawn(move || loop {
-                let want = {
+                let entered = {
                     let mut req = thread_state
                         .request
                         .lock()
@@ -142,8 +278,8 @@ impl SegmentSupply {
                         if req.stop {
                             return;
                         }
-                        if req.want != 0 {
-                            break std::mem::take(&mut req.want);
+                        if req.entered != 0 {
+                            break std::mem::take(&mut req.entered);
                         }
                         req = thread_state
                             .wake
@@ -155,10 +291,17 @@ impl SegmentSupply {
                     return;
                 };
                 let (supply, writer) = parts(&owner);
+                let stopping = || {
+                    thread_state
+                        .request
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .stop
+                };
                 // A failure here (ENOSPC, say) is not fatal: the writer
                 // creates the segment itself when it needs it and reports
                 // the error then. A failed sync is: see `exclusively`.
-                if let Err(e) = supply.ensure(want) {
+                if let Err(e) = supply.prepare_after(entered, stopping) {
                     if is_sync_failure(&e) {
                         writer.poison();
                     }
@@ -177,17 +320,20 @@ impl SegmentOpener for SegmentSupply {
         segno: u64,
         method: SyncMethod,
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
-        self.ensure(segno)?;
+        self.ensure_for_writer(segno)?;
         self.files.open_for_write(segno, method.file_mode())
     }
 
     fn entered_segment(&self, segno: u64) {
+        if self.ahead == 0 {
+            return;
+        }
         let mut req = self
             .prealloc
             .request
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        req.want = req.want.max(segno + 1);
+        req.entered = req.entered.max(segno);
         self.prealloc.wake.notify_one();
     }
 }

@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use crate::support::fault::{read_log, small_config, storage, DIR, USER_RMID};
 use walden::internals::format::page::{PG15_PAGE_MAGIC, XLP_FIRST_IS_CONTRECORD};
 use walden::internals::{maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
-use walden::{Config, EndOfWalReason, Lsn, ReadError, Record, SegmentSize, SimStorage, Wal};
+use walden::{
+    Config, EndOfWalReason, Lsn, ReadError, Record, SegmentPrep, SegmentSize, SimStorage, Wal,
+};
 
 /// What the next record position is made to look like.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,10 +328,10 @@ fn segment_path(seg: SegmentSize, lsn: Lsn) -> PathBuf {
 
 /// Writes a log laid out as `layout`, crashes it, and returns the disk and
 /// the log's end.
-fn build(layout: Layout) -> (SimStorage, Damage) {
+fn build(layout: Layout, config: &Config) -> (SimStorage, Damage) {
     let sim = SimStorage::new(1);
-    let seg = SegmentSize::new(config().segment_size).unwrap();
-    let wal = Wal::create_with_storage(DIR, config(), storage(&sim)).unwrap();
+    let seg = SegmentSize::new(config.segment_size).unwrap();
+    let wal = Wal::create_with_storage(DIR, config.clone(), storage(&sim)).unwrap();
     for i in 0..40u8 {
         wal.insert(&Record::new(
             USER_RMID,
@@ -397,79 +399,128 @@ fn apply(sim: &SimStorage, d: &Damage) {
 fn every_planted_bad_header_is_the_end_of_wal_with_the_right_reason() {
     let mut passed = 0;
     for case in cases() {
-        let (sim, mut d) = build(case.layout);
-        (case.plant)(&mut d);
-        apply(&sim, &d);
-        let reason = (case.expect)(&d);
-        let (wal, report) = Wal::open_with_storage(DIR, config(), storage(&sim))
-            .unwrap_or_else(|e| panic!("{}: recovery failed: {e}", case.name));
-        let expected_stop = ReadError::EndOfWal {
-            last_good: report.last_record,
-            reason: reason.clone(),
-        }
-        .to_string();
-        assert_eq!(report.stop, expected_stop, "{}: reason", case.name);
-        let stopped_at = reason.lsn().unwrap();
-        // New WAL goes where recovery stopped: at the bad record, or (a
-        // multi-page record abandoned) on the page it was missing.
-        let (expected_end, overwritten) = match report.overwritten {
-            Some(aborted) => {
-                assert_eq!(aborted, d.end, "{}: the abandoned record", case.name);
-                (Lsn(d.next_page().0 + SHORT_PAGE_HEADER_SIZE), true)
-            }
-            None if case.layout == Layout::SegmentBoundary => {
-                (Lsn(d.end.0 + d.seg.page_header_size(d.end)), false)
-            }
-            None => (stopped_at, false),
-        };
-        assert_eq!(report.end, expected_end, "{}: end of WAL", case.name);
-        if stopped_at != d.last {
-            assert_eq!(
-                report.last_record,
-                Some(d.last),
-                "{}: last record",
-                case.name
-            );
-        }
-
-        // Append, recover again: old records, then the new one exactly at the end.
-        let new = wal
-            .insert_span(&Record::new(USER_RMID, 0x10, b"after recovery".to_vec()))
-            .unwrap();
-        wal.flush(new.end).unwrap();
-        drop(wal);
-        sim.power_cut();
-        sim.restart();
-        let (_, again) = Wal::open_with_storage(DIR, config(), storage(&sim)).unwrap();
-        let (records, _) = read_log(storage(&sim), DIR, again.redo).unwrap();
-        let after: Vec<_> = records.iter().filter(|r| r.lsn >= report.end).collect();
-        let first_new = if overwritten {
-            after.get(1)
-        } else {
-            after.first()
-        };
-        let first_new = first_new.unwrap_or_else(|| panic!("{}: new record missing", case.name));
-        assert_eq!(first_new.lsn, new.start, "{}", case.name);
-        if !overwritten {
-            assert_eq!(
-                new.start, report.end,
-                "{}: new WAL starts at the end",
-                case.name
-            );
-        }
-        assert_eq!(
-            first_new.decode_body().unwrap().main_data,
-            b"after recovery"
-        );
-        assert_eq!(Lsn(maxalign(first_new.end.0)), new.end);
-        assert!(
-            records
-                .iter()
-                .all(|r| r.lsn < report.end || r.lsn >= new.start || r.header.rmid == 0),
-            "{}: nothing stale between the old end and the new record",
-            case.name
-        );
+        check(&case, &config());
         passed += 1;
     }
     assert_eq!(passed, 16);
+}
+
+/// Segments prepared with the page headers written ahead: a page holding
+/// only its prepared header ends the WAL where it ends, with the reason
+/// PostgreSQL gives, and is never taken for WAL nor for an end elsewhere.
+#[test]
+fn page_headers_written_ahead_end_the_wal_where_it_ends() {
+    let config = Config {
+        segment_prep: SegmentPrep::PageHeaders,
+        ..config()
+    };
+    // The page after the end holds the prepared header, and nothing else.
+    let (sim, d) = build(Layout::Whole, &config);
+    let data = sim.contents(&segment_path(d.seg, d.end)).unwrap();
+    let at = d.seg.offset(d.next_page()) as usize;
+    assert_eq!(data[at..at + 2], PG15_PAGE_MAGIC.to_le_bytes());
+    assert_eq!(data[at + 8..at + 16], d.next_page().0.to_le_bytes());
+    assert!(data[at + 24..at + PAGE_SIZE as usize]
+        .iter()
+        .all(|&b| b == 0));
+    let cases = [
+        Case {
+            name: "xl_tot_len zero before a prepared page",
+            layout: Layout::Whole,
+            plant: |_| {},
+            expect: |d| EndOfWalReason::InvalidRecordLength { at: d.end, got: 0 },
+        },
+        Case {
+            name: "a record going on to a prepared page",
+            layout: Layout::Whole,
+            plant: |d| huge_record(d, 42, d.last.0),
+            expect: |d| EndOfWalReason::MissingContrecordFlag { at: d.end },
+        },
+        Case {
+            name: "a record header split before a prepared page",
+            layout: Layout::Split,
+            plant: |_| {},
+            expect: |d| EndOfWalReason::InvalidRecordLength { at: d.end, got: 0 },
+        },
+    ];
+    for case in &cases {
+        check(case, &config);
+    }
+}
+
+/// Builds the log of `case`, plants its damage, recovers, checks where and
+/// why recovery stopped, appends and recovers again.
+fn check(case: &Case, config: &Config) {
+    let (sim, mut d) = build(case.layout, config);
+    (case.plant)(&mut d);
+    apply(&sim, &d);
+    let reason = (case.expect)(&d);
+    let (wal, report) = Wal::open_with_storage(DIR, config.clone(), storage(&sim))
+        .unwrap_or_else(|e| panic!("{}: recovery failed: {e}", case.name));
+    let expected_stop = ReadError::EndOfWal {
+        last_good: report.last_record,
+        reason: reason.clone(),
+    }
+    .to_string();
+    assert_eq!(report.stop, expected_stop, "{}: reason", case.name);
+    let stopped_at = reason.lsn().unwrap();
+    // New WAL goes where recovery stopped: at the bad record, or (a
+    // multi-page record abandoned) on the page it was missing.
+    let (expected_end, overwritten) = match report.overwritten {
+        Some(aborted) => {
+            assert_eq!(aborted, d.end, "{}: the abandoned record", case.name);
+            (Lsn(d.next_page().0 + SHORT_PAGE_HEADER_SIZE), true)
+        }
+        None if case.layout == Layout::SegmentBoundary => {
+            (Lsn(d.end.0 + d.seg.page_header_size(d.end)), false)
+        }
+        None => (stopped_at, false),
+    };
+    assert_eq!(report.end, expected_end, "{}: end of WAL", case.name);
+    if stopped_at != d.last {
+        assert_eq!(
+            report.last_record,
+            Some(d.last),
+            "{}: last record",
+            case.name
+        );
+    }
+
+    // Append, recover again: old records, then the new one exactly at the end.
+    let new = wal
+        .insert_span(&Record::new(USER_RMID, 0x10, b"after recovery".to_vec()))
+        .unwrap();
+    wal.flush(new.end).unwrap();
+    drop(wal);
+    sim.power_cut();
+    sim.restart();
+    let (_, again) = Wal::open_with_storage(DIR, config.clone(), storage(&sim)).unwrap();
+    let (records, _) = read_log(storage(&sim), DIR, again.redo).unwrap();
+    let after: Vec<_> = records.iter().filter(|r| r.lsn >= report.end).collect();
+    let first_new = if overwritten {
+        after.get(1)
+    } else {
+        after.first()
+    };
+    let first_new = first_new.unwrap_or_else(|| panic!("{}: new record missing", case.name));
+    assert_eq!(first_new.lsn, new.start, "{}", case.name);
+    if !overwritten {
+        assert_eq!(
+            new.start, report.end,
+            "{}: new WAL starts at the end",
+            case.name
+        );
+    }
+    assert_eq!(
+        first_new.decode_body().unwrap().main_data,
+        b"after recovery"
+    );
+    assert_eq!(Lsn(maxalign(first_new.end.0)), new.end);
+    assert!(
+        records
+            .iter()
+            .all(|r| r.lsn < report.end || r.lsn >= new.start || r.header.rmid == 0),
+        "{}: nothing stale between the old end and the new record",
+        case.name
+    );
 }

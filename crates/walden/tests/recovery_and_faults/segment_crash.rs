@@ -10,9 +10,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use walden::internals::{ControlFile, SegmentFiles};
+use walden::internals::{ControlFile, PrepareFor, SegmentFiles};
 use walden::{
-    ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, Storage, StorageFile,
+    ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, SegmentPrep, Storage,
+    StorageFile,
 };
 use walden::{Lsn, SegmentSize, WalFormat};
 
@@ -161,6 +162,11 @@ impl StorageFile for CrashingFile {
         self.storage.step("set_len", self.name.clone())?;
         self.inner.set_len(len)
     }
+
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        self.storage.step("allocate", self.name.clone())?;
+        self.inner.allocate(len)
+    }
 }
 
 /// Index of the first op of `kind` on `file`, and of the last.
@@ -175,10 +181,15 @@ fn first_and_last(ops: &[Op], kind: &str, file: &str) -> (usize, usize) {
     (hits[0], hits[hits.len() - 1])
 }
 
-/// Checks: the temp file is written, then synced, then renamed to `target`,
-/// then the directory is synced, which is the last operation.
+/// Checks: the temp file is written (or allocated), then synced, then
+/// renamed to `target`, then the directory is synced, which is the last
+/// operation.
 fn assert_durable_install(ops: &[Op], temp: &str, target: &str) {
-    let (_, last_write) = first_and_last(ops, "write", temp);
+    let filled = |k: &str| ["write", "allocate"].contains(&k);
+    let last_write = ops
+        .iter()
+        .rposition(|(k, f)| filled(k) && f == temp)
+        .unwrap_or_else(|| panic!("{temp} is neither written nor allocated: {ops:?}"));
     let (sync, _) = first_and_last(ops, "sync", temp);
     let (rename, _) = first_and_last(ops, "rename", &format!("{temp} -> {target}"));
     let (_, dir_sync) = first_and_last(ops, "sync_dir", "");
@@ -258,44 +269,81 @@ fn names_in(dir: &Path) -> Vec<PathBuf> {
     names
 }
 
-#[test]
-fn create_zeroed_survives_short_writes_and_installs_durably() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = CrashingStorage::new(None, 100_000);
-    let files = segment_files(dir.path(), storage.clone());
-    files.create_zeroed(5).unwrap();
-    let seg_name = name(&files.path(5));
-    assert_durable_install(&storage.ops(), &format!("{seg_name}.tmp"), &seg_name);
-    let bytes = fs::read(files.path(5)).unwrap();
-    assert_eq!(bytes.len(), 1 << 20);
-    assert!(bytes.iter().all(|&b| b == 0));
+/// Every way of preparing a segment, for the Postgres15 format.
+fn preparations() -> impl Iterator<Item = PrepareFor> {
+    SegmentPrep::ALL.into_iter().map(|prep| PrepareFor {
+        prep,
+        format: WalFormat::Postgres15,
+    })
+}
+
+/// Checks a prepared segment 5 of 1 MiB: zeros, but with page headers the
+/// valid header of every page after the first.
+fn assert_prepared(bytes: &[u8], how: PrepareFor) {
+    assert_eq!(bytes.len(), 1 << 20, "{how:?}");
+    let seg = SegmentSize::new(1 << 20).unwrap();
+    for (i, page) in bytes.chunks(8192).enumerate() {
+        let header_len = if how.prep == SegmentPrep::PageHeaders && i > 0 {
+            24
+        } else {
+            0
+        };
+        assert!(page[header_len..].iter().all(|&b| b == 0), "{how:?}");
+        if header_len > 0 {
+            let pageaddr = seg.segment_start(5).0 + i as u64 * 8192;
+            assert_eq!(page[0..2], 0xD110u16.to_le_bytes(), "{how:?} magic");
+            assert_eq!(page[4..8], 1u32.to_le_bytes(), "{how:?} timeline");
+            assert_eq!(page[8..16], pageaddr.to_le_bytes(), "{how:?} page {i}");
+        }
+    }
 }
 
 #[test]
-fn a_crash_at_any_step_of_create_zeroed_leaves_no_partial_segment() {
-    let dir = tempfile::tempdir().unwrap();
-    let full = CrashingStorage::new(None, 300_000);
-    segment_files(dir.path(), full.clone())
-        .create_zeroed(5)
-        .unwrap();
-    let steps = full.ops().len();
-    for crash_at in 0..steps {
+fn every_preparation_survives_short_writes_and_installs_durably() {
+    for how in preparations() {
         let dir = tempfile::tempdir().unwrap();
-        let files = segment_files(dir.path(), CrashingStorage::new(Some(crash_at), 300_000));
-        assert!(files.create_zeroed(5).is_err(), "crash at {crash_at}");
-        if let Ok(bytes) = fs::read(files.path(5)) {
-            assert_eq!(bytes.len(), 1 << 20, "crash at {crash_at}: partial segment");
+        let storage = CrashingStorage::new(None, 100_000);
+        let files = segment_files(dir.path(), storage.clone());
+        files.create(5, &how).unwrap();
+        let seg_name = name(&files.path(5));
+        assert_durable_install(&storage.ops(), &format!("{seg_name}.tmp"), &seg_name);
+        assert_prepared(&fs::read(files.path(5)).unwrap(), how);
+    }
+}
+
+#[test]
+fn a_crash_at_any_step_of_a_preparation_leaves_no_partial_segment() {
+    for how in preparations() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = CrashingStorage::new(None, 300_000);
+        segment_files(dir.path(), full.clone())
+            .create(5, &how)
+            .unwrap();
+        let steps = full.ops().len();
+        // Every step around the start and the end; every 16th of the page
+        // headers' many small writes in between.
+        let points = (0..steps).filter(|&k| k < 8 || k + 8 >= steps || k % 16 == 0);
+        for crash_at in points {
+            let dir = tempfile::tempdir().unwrap();
+            let files = segment_files(dir.path(), CrashingStorage::new(Some(crash_at), 300_000));
+            assert!(
+                files.create(5, &how).is_err(),
+                "{how:?}: crash at {crash_at}"
+            );
+            if let Ok(bytes) = fs::read(files.path(5)) {
+                assert_prepared(&bytes, how);
+            }
+            // Whatever is left besides the segment is a temp file that the
+            // cleanup removes, after which a retry succeeds.
+            let sane = segment_files(dir.path(), CrashingStorage::new(None, 1 << 20));
+            sane.remove_temp_files().unwrap();
+            let left = names_in(dir.path());
+            assert!(left.is_empty() || left == [files.path(5)], "{left:?}");
+            if left.is_empty() {
+                sane.create(5, &how).unwrap();
+            }
+            assert_eq!(sane.list().unwrap(), [5]);
         }
-        // Whatever is left besides the segment is a temp file that the
-        // cleanup removes, after which a retry succeeds.
-        let sane = segment_files(dir.path(), CrashingStorage::new(None, 1 << 20));
-        sane.remove_temp_files().unwrap();
-        let left = names_in(dir.path());
-        assert!(left.is_empty() || left == [files.path(5)], "{left:?}");
-        if left.is_empty() {
-            sane.create_zeroed(5).unwrap();
-        }
-        assert_eq!(sane.list().unwrap(), [5]);
     }
 }
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use walden::internals::{ControlFile, StorageSource};
 use walden::{
-    Config, Eviction, Lsn, PageInitKind, ReservationKind, SlotChoice, SyncMethod, WalFormat,
+    Config, Eviction, Lsn, PageInitKind, ReservationKind, SegmentPrep, SlotChoice, SyncMethod,
+    WalFormat,
 };
 use walden::{ReadError, ReaderOptions, SimStorage, Storage, WalReader, WalRecord};
 
@@ -34,6 +35,11 @@ pub const RESERVATIONS: &[ReservationKind] = &[
 pub const PAGE_INITS: &[PageInitKind] = &[PageInitKind::MappingLock, PageInitKind::Cooperative];
 /// Every eviction policy.
 pub const EVICTIONS: &[Eviction] = &[Eviction::OnePage, Eviction::Batch];
+/// Every way of preparing a new segment.
+pub const SEGMENT_PREPS: &[SegmentPrep] = &SegmentPrep::ALL;
+/// Segments kept ready ahead: the default, none (the writer creates each
+/// one), one, and more than a checkpoint recycles.
+pub const SEGMENTS_AHEAD: &[usize] = &[2, 0, 1, 4];
 /// Slot choices.
 pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
 /// Without and with the background writer (another thread doing I/O).
@@ -47,7 +53,9 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 ];
 
 /// Every valid combination of format and strategies (the first is the
-/// default's), with 1 MiB segments, a small ring and fdatasync.
+/// default's), with 1 MiB segments, a small ring and fdatasync; the
+/// segment preparation and the segments kept ready ahead go round the
+/// combinations (every format meets every preparation).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -72,7 +80,13 @@ pub fn strategy_configs() -> Vec<Config> {
                                 ..Config::default()
                             };
                             if c.validate().is_ok() {
-                                out.push(c);
+                                let k = out.len();
+                                out.push(Config {
+                                    segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
+                                    segments_ahead: SEGMENTS_AHEAD
+                                        [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
+                                    ..c
+                                });
                             }
                         }
                     }

@@ -10,4 +10,5 @@ mod background_writer;
 mod group_commit;
 mod segment_control;
 mod segment_files;
+mod segments_ahead;
 mod write_pg_compat;

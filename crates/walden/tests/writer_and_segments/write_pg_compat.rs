@@ -21,8 +21,8 @@ use crate::support::wal::{insert_at_page_offset, payload, pg_waldump_agrees};
 use walden::internals::format::page::PageHeader;
 use walden::internals::{maxalign, ControlFile, PAGE_SIZE};
 use walden::{
-    Config, Eviction, PageInitKind, Record, RecordSpan, ReservationKind, SegmentSize, SyncMethod,
-    Wal, WalFormat,
+    Config, Eviction, PageInitKind, Record, RecordSpan, ReservationKind, SegmentPrep, SegmentSize,
+    SyncMethod, Wal, WalFormat,
 };
 use walden::{FsStorage, Lsn, WalRecord};
 
@@ -311,6 +311,22 @@ fn pg_waldump_accepts_prev_link_in_buffer_logs() {
     check_with_pg_waldump(16 << 20, ReservationKind::PrevLinkInBuffer);
 }
 
+/// Every way of preparing segments, with several kept ready ahead: the
+/// log pg_waldump reads runs through prepared and recycled segments.
+#[test]
+fn pg_waldump_accepts_logs_of_every_segment_preparation() {
+    for segment_prep in SegmentPrep::ALL {
+        for segment_size in [1 << 20, 16 << 20] {
+            let config = Config {
+                segment_prep,
+                segments_ahead: 3,
+                ..config(segment_size, ReservationKind::Spinlock)
+            };
+            check_config_with_pg_waldump(config, MAX_RECORD);
+        }
+    }
+}
+
 /// Cooperative page initialisation and batch eviction on a 4-page ring,
 /// under every reservation design that keeps prev-links: the threads'
 /// records reach 4× the ring, the big one many times it.
@@ -346,8 +362,17 @@ const CHILD_START_LIMIT: Duration = Duration::from_secs(120);
 /// takes the edge cases again, and pg_waldump reads it from its first
 /// segment straight across the recovery point; then the shared check's
 /// checkpoint, recycling, close and reopen follow.
-fn sigkill_then_reopen(test_name: &str, segment_size: u64, kill_window: Duration) {
-    let config = config(segment_size, ReservationKind::Spinlock);
+fn sigkill_then_reopen(
+    test_name: &str,
+    segment_size: u64,
+    segment_prep: SegmentPrep,
+    kill_window: Duration,
+) {
+    let config = Config {
+        segment_prep,
+        segments_ahead: 3,
+        ..config(segment_size, ReservationKind::Spinlock)
+    };
     if let Some(root) = std::env::var_os(KILL_CHILD_DIR) {
         run_until_killed(Path::new(&root), config);
     }
@@ -446,6 +471,27 @@ fn pg_waldump_reads_across_a_sigkill_with_1mib_segments() {
     sigkill_then_reopen(
         "pg_waldump_reads_across_a_sigkill_with_1mib_segments",
         1 << 20,
+        SegmentPrep::ZeroFill,
+        Duration::from_millis(300),
+    );
+}
+
+#[test]
+fn pg_waldump_reads_across_a_sigkill_with_fallocated_segments() {
+    sigkill_then_reopen(
+        "pg_waldump_reads_across_a_sigkill_with_fallocated_segments",
+        1 << 20,
+        SegmentPrep::Fallocate,
+        Duration::from_millis(300),
+    );
+}
+
+#[test]
+fn pg_waldump_reads_across_a_sigkill_with_page_header_segments() {
+    sigkill_then_reopen(
+        "pg_waldump_reads_across_a_sigkill_with_page_header_segments",
+        1 << 20,
+        SegmentPrep::PageHeaders,
         Duration::from_millis(300),
     );
 }
@@ -455,6 +501,7 @@ fn pg_waldump_reads_across_a_sigkill_with_16mib_segments() {
     sigkill_then_reopen(
         "pg_waldump_reads_across_a_sigkill_with_16mib_segments",
         16 << 20,
+        SegmentPrep::ZeroFill,
         Duration::from_millis(300),
     );
 }
@@ -477,7 +524,11 @@ fn pg_waldump_refuses_formats_without_prev_links() {
             .unwrap();
         wal.close().unwrap();
         let d = dir.path().to_str().unwrap();
-        let out = walden_testkit::run_pg_waldump(["-p", d, "-s", "0/100028"]).unwrap();
+        // The first segment is named: pg_waldump would otherwise take the
+        // segment size from whichever file `readdir` lists first, and a
+        // segment prepared ahead of need has none.
+        let first = SegmentSize::new(1 << 20).unwrap().file_name(1, 1);
+        let out = walden_testkit::run_pg_waldump(["-p", d, "-s", "0/100028", &first]).unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{format}: pg_waldump accepted it");
         assert!(

@@ -58,7 +58,8 @@ impl SimStorage {
     }
 
     /// Cancels every injected fault that has not happened yet: failing
-    /// syncs and reads, short writes, the space limit, read-only directories.
+    /// syncs and reads, short writes, the space limit, read-only
+    /// directories, a missing `fallocate`.
     /// An armed power cut stays armed.
     pub fn clear_faults(&self) {
         let mut s = self.lock();
@@ -67,6 +68,7 @@ impl SimStorage {
         s.short_writes = false;
         s.space_limit = None;
         s.read_only.clear();
+        s.no_fallocate = false;
     }
 
     /// Makes the `n`-th read from now (1 = the next) fail with `EIO`.
@@ -89,6 +91,12 @@ impl SimStorage {
     /// Bytes all files hold now.
     pub fn used_bytes(&self) -> u64 {
         self.lock().total_bytes()
+    }
+
+    /// Makes `fallocate` fail as on a file system without it
+    /// (`EOPNOTSUPP`, [`std::io::ErrorKind::Unsupported`]), or work again.
+    pub fn set_no_fallocate(&self, on: bool) {
+        self.lock().no_fallocate = on;
     }
 
     /// Makes `dir` refuse creations, renames and removals (`EACCES`), or

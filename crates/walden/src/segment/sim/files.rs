@@ -276,4 +276,35 @@ impl StorageFile for SimFile {
             Ok(())
         })
     }
+
+    /// Like a `set_len` that never shrinks: the new bytes are zeros and
+    /// the new length is unsynced, so a power cut before a sync may take it
+    /// back and leave the allocated tail as zeros, random or stale bytes,
+    /// as for any unsynced growth.
+    fn allocate(&self, len: u64) -> io::Result<()> {
+        self.with(|s| {
+            if s.no_fallocate {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "simulated file system without fallocate (EOPNOTSUPP)",
+                ));
+            }
+            let old = s.inodes.get(&self.ino).ok_or_else(stale_handle)?.data.len() as u64;
+            if len <= old {
+                return Ok(());
+            }
+            if let Some(limit) = s.space_limit {
+                if s.total_bytes() + (len - old) > limit {
+                    s.stats.no_space += 1;
+                    return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+                }
+            }
+            s.stats.allocations += 1;
+            s.inodes
+                .get_mut(&self.ino)
+                .ok_or_else(stale_handle)?
+                .set_len(len);
+            Ok(())
+        })
+    }
 }

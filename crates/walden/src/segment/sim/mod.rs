@@ -21,7 +21,11 @@
 //!   should have made durable is then lost at the next power cut even though
 //!   reads still see it, and the next sync succeeds.
 //! - **Short writes**, **`ENOSPC`** past a space limit, **failed reads**
-//!   (`EIO`), and **read-only directories** (`EACCES`).
+//!   (`EIO`), **read-only directories** (`EACCES`), and a file system
+//!   **without `fallocate`** (`EOPNOTSUPP`).
+//! - `fallocate` ([`StorageFile::allocate`](super::StorageFile::allocate))
+//!   extends a file with zeros like any growth: unsynced until a sync, so a
+//!   cut before one may take the new length back.
 //!
 //! Every random choice is drawn from one generator seeded by
 //! [`SimStorage::new`], in the order operations reach the storage. With one
@@ -141,6 +145,8 @@ struct SimState {
     fail_read_in: Option<u64>,
     short_writes: bool,
     space_limit: Option<u64>,
+    /// `fallocate` fails with `EOPNOTSUPP`.
+    no_fallocate: bool,
     stats: SimStats,
 }
 
@@ -210,6 +216,7 @@ impl SimStorage {
                 fail_read_in: None,
                 short_writes: false,
                 space_limit: None,
+                no_fallocate: false,
                 stats: SimStats::default(),
             })),
         }

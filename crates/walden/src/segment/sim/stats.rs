@@ -31,4 +31,6 @@ pub struct SimStats {
     pub read_failures: u64,
     /// Operations refused in a read-only directory.
     pub denied: u64,
+    /// Files extended by `fallocate` ([`StorageFile::allocate`](crate::StorageFile::allocate)).
+    pub allocations: u64,
 }
