@@ -42,10 +42,12 @@ primitives_from!(shuttle);
 primitives_from!(std);
 
 pub mod backoff;
+pub mod commit_queue;
 pub mod read_biased;
 pub mod spinlock;
 pub mod wait_queue;
 
+pub use commit_queue::{CommitQueue, Turn};
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;

@@ -1,0 +1,342 @@
+//! An LSN-ordered queue of flushers: group commit with one leader and no
+//! thundering herd.
+//!
+//! PostgreSQL queues every flusher on `WALWriteLock` and wakes them all
+//! when the holder is done; RocksDB's write thread and raft-engine instead
+//! keep one leader that works for everyone queued behind it. Here a flusher
+//! whose target is not durable yet calls [`CommitQueue::enter`]: it becomes
+//! the leader if there is none, else it parks under its target. The leader
+//! writes, then calls [`CommitQueue::hand_off`] with the point its round
+//! will make durable (`covers`): the parked flusher with the lowest target
+//! above it, if any, becomes the next leader (exactly one), so that it can
+//! write while the old leader's sync is in flight; the others stay parked.
+//! Once the round's sync is done the old leader calls
+//! [`CommitQueue::release_covered`] with the durable point, which wakes
+//! exactly the parked flushers whose target it covers.
+//!
+//! Invariant (no lost wake-up): a flusher parks only while a leader is
+//! active, under the queue's lock, after finding its target not durable
+//! under that lock. At a hand-off every parked flusher either has a target
+//! at most `covers`, and the handing leader's `release_covered` (made after
+//! its durable point reached `covers`) wakes it, or there is a next leader
+//! whose own hand-off handles it in the same way. A flusher parking after
+//! the release re-checks the durable point under the lock first, so it
+//! sees what the release saw. [`CommitQueue::poison`] wakes everyone with
+//! [`Turn::Poisoned`], and every later `enter` returns it.
+//!
+//! The leader's contract: after [`Turn::Lead`], call `hand_off` exactly
+//! once, then `release_covered` once the round is over (on success), or
+//! `poison` (on failure).
+
+use std::collections::BTreeMap;
+
+use super::backoff::{Backoff, Policy};
+use super::{Arc, AtomicU32, Condvar, Mutex, Ordering};
+
+/// Spins before parking, as [`super::WaitQueue`] does: a wake-up costs tens
+/// of microseconds, a few microseconds of spinning may save it.
+const BEFORE_PARKING: Policy = Policy {
+    spin_steps: if cfg!(loom) { 1 } else { 200 },
+    doubling: false,
+    yields: 0,
+    sleep_cap_us: None,
+};
+
+/// What a flusher leaving [`CommitQueue::enter`] does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// The caller's condition held on entry: it did not wait.
+    Ready,
+    /// The caller leads the next round (see the module docs).
+    Lead,
+    /// The caller parked and a round's sync covered its target.
+    Covered,
+    /// The queue is poisoned: a write or sync failed.
+    Poisoned,
+}
+
+/// No verdict yet.
+const PENDING: u32 = 0;
+
+impl Turn {
+    fn code(self) -> u32 {
+        match self {
+            Turn::Ready => 1,
+            Turn::Lead => 2,
+            Turn::Covered => 3,
+            Turn::Poisoned => 4,
+        }
+    }
+
+    fn from_code(code: u32) -> Option<Turn> {
+        match code {
+            1 => Some(Turn::Ready),
+            2 => Some(Turn::Lead),
+            3 => Some(Turn::Covered),
+            4 => Some(Turn::Poisoned),
+            _ => None,
+        }
+    }
+}
+
+/// One parked flusher: its verdict, and where it sleeps until there is one.
+#[derive(Debug, Default)]
+struct Waiter {
+    verdict: AtomicU32,
+    lock: Mutex<()>,
+    cond: Condvar,
+}
+
+impl Waiter {
+    /// Gives the waiter its verdict and wakes it (only it).
+    fn wake(&self, turn: Turn) {
+        // Release: pairs with the Acquire in `wait`; the waiter then sees
+        // what the waker saw (the durable point, the poison flag).
+        self.verdict.store(turn.code(), Ordering::Release);
+        // Taking the lock means the waiter is either before its check under
+        // the lock (and sees the verdict) or already in `wait`.
+        drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+        self.cond.notify_one();
+    }
+
+    fn verdict(&self) -> Option<Turn> {
+        // Acquire: pairs with the Release in `wake`.
+        Turn::from_code(self.verdict.load(Ordering::Acquire))
+    }
+
+    fn wait(&self) -> Turn {
+        let mut backoff = Backoff::new(BEFORE_PARKING);
+        while !backoff.is_completed() {
+            if let Some(turn) = self.verdict() {
+                return turn;
+            }
+            backoff.snooze();
+        }
+        let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(turn) = self.verdict() {
+                return turn;
+            }
+            guard = self.cond.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// True while a leader is between [`Turn::Lead`] and its hand-off.
+    leader: bool,
+    poisoned: bool,
+    /// Tie-breaker for equal targets, in arrival order.
+    next_id: u64,
+    /// Parked flushers by (target, arrival).
+    parked: BTreeMap<(u64, u64), Arc<Waiter>>,
+}
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub struct CommitQueue {
+    inner: Mutex<Inner>,
+}
+
+impl CommitQueue {
+    /// An empty queue with no leader.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> crate::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Called by a flusher whose `target` is not durable: returns
+    /// [`Turn::Ready`] if `ready()` holds under the queue's lock,
+    /// [`Turn::Lead`] if there is no leader, and otherwise parks until a
+    /// round covers `target` ([`Turn::Covered`]), leadership is handed to
+    /// it ([`Turn::Lead`]) or the queue is poisoned. `ready` must read the
+    /// durable point (and the poison flag) with at least `Acquire`.
+    pub fn enter(&self, target: u64, ready: impl FnOnce() -> bool) -> Turn {
+        let waiter = {
+            let mut inner = self.lock();
+            if inner.poisoned {
+                return Turn::Poisoned;
+            }
+            if ready() {
+                return Turn::Ready;
+            }
+            if !inner.leader {
+                inner.leader = true;
+                return Turn::Lead;
+            }
+            let waiter = Arc::new(Waiter::default());
+            let id = inner.next_id;
+            inner.next_id += 1;
+            inner.parked.insert((target, id), waiter.clone());
+            waiter
+        };
+        waiter.wait()
+    }
+
+    /// The leader is done writing; its round will make everything below
+    /// `covers` durable (or fail). Hands leadership to the parked flusher
+    /// with the lowest target above `covers`, or leaves the queue without a
+    /// leader if there is none.
+    pub fn hand_off(&self, covers: u64) {
+        let next = {
+            let mut inner = self.lock();
+            let next = match covers.checked_add(1) {
+                Some(above) => inner.parked.range((above, 0)..).next().map(|(k, _)| *k),
+                None => None,
+            };
+            match next.and_then(|k| inner.parked.remove(&k)) {
+                Some(waiter) => Some(waiter),
+                None => {
+                    inner.leader = false;
+                    None
+                }
+            }
+        };
+        if let Some(waiter) = next {
+            waiter.wake(Turn::Lead);
+        }
+    }
+
+    /// Everything below `durable` is durable (the caller has published it
+    /// with at least `Release`): wakes exactly the parked flushers whose
+    /// target is at most `durable`.
+    pub fn release_covered(&self, durable: u64) {
+        let covered = {
+            let mut inner = self.lock();
+            match durable.checked_add(1) {
+                Some(above) => {
+                    let rest = inner.parked.split_off(&(above, 0));
+                    std::mem::replace(&mut inner.parked, rest)
+                }
+                None => std::mem::take(&mut inner.parked),
+            }
+        };
+        for waiter in covered.values() {
+            waiter.wake(Turn::Covered);
+        }
+    }
+
+    /// Wakes every parked flusher with [`Turn::Poisoned`]; every later
+    /// [`CommitQueue::enter`] returns it too.
+    pub fn poison(&self) {
+        let parked = {
+            let mut inner = self.lock();
+            inner.poisoned = true;
+            std::mem::take(&mut inner.parked)
+        };
+        for waiter in parked.values() {
+            waiter.wake(Turn::Poisoned);
+        }
+    }
+
+    /// Number of parked flushers (for tests and statistics).
+    pub fn parked(&self) -> usize {
+        self.lock().parked.len()
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::sync::{thread, AtomicBool, AtomicU64};
+
+    /// The writer's protocol in miniature: `requested` is the highest
+    /// target asked for, a round "writes" up to it and "syncs" by raising
+    /// `durable`.
+    struct Log {
+        queue: CommitQueue,
+        requested: AtomicU64,
+        durable: AtomicU64,
+        poisoned: AtomicBool,
+    }
+
+    impl Log {
+        fn new() -> Self {
+            Log {
+                queue: CommitQueue::new(),
+                requested: AtomicU64::new(0),
+                durable: AtomicU64::new(0),
+                poisoned: AtomicBool::new(false),
+            }
+        }
+
+        /// Returns true once `target` is durable, false if poisoned.
+        fn flush(&self, target: u64, fail: bool) -> bool {
+            self.requested.fetch_max(target, Ordering::SeqCst);
+            loop {
+                if self.poisoned.load(Ordering::SeqCst) {
+                    return false;
+                }
+                if self.durable.load(Ordering::SeqCst) >= target {
+                    return true;
+                }
+                let ready = || {
+                    self.durable.load(Ordering::SeqCst) >= target
+                        || self.poisoned.load(Ordering::SeqCst)
+                };
+                match self.queue.enter(target, ready) {
+                    Turn::Lead => {
+                        let covers = self.requested.load(Ordering::SeqCst).max(target);
+                        self.queue.hand_off(covers);
+                        if fail {
+                            self.poisoned.store(true, Ordering::SeqCst);
+                            self.queue.poison();
+                            return false;
+                        }
+                        self.durable.fetch_max(covers, Ordering::SeqCst);
+                        self.queue
+                            .release_covered(self.durable.load(Ordering::SeqCst));
+                    }
+                    Turn::Poisoned => return false,
+                    Turn::Ready | Turn::Covered => {}
+                }
+            }
+        }
+    }
+
+    /// Three flushers with different targets all return with their target
+    /// durable: nobody is left parked.
+    #[test]
+    fn every_flusher_is_covered_or_leads() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(2);
+        builder.check(|| {
+            let log = Arc::new(Log::new());
+            let handles: Vec<_> = [2u64, 3]
+                .into_iter()
+                .map(|t| {
+                    let log = log.clone();
+                    thread::spawn(move || assert!(log.flush(t, false)))
+                })
+                .collect();
+            assert!(log.flush(1, false));
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert!(log.durable.load(Ordering::SeqCst) >= 3);
+            assert_eq!(log.queue.parked(), 0);
+        });
+    }
+
+    /// A leader that fails wakes the flusher parked behind it, which fails
+    /// too; nobody hangs.
+    #[test]
+    fn a_failed_round_wakes_everyone() {
+        loom::model(|| {
+            let log = Arc::new(Log::new());
+            let log2 = log.clone();
+            let t = thread::spawn(move || log2.flush(2, false));
+            let mine = log.flush(1, true);
+            let theirs = t.join().unwrap();
+            // Each either was covered by a round that succeeded or fails.
+            let durable = log.durable.load(Ordering::SeqCst);
+            assert!(!mine || durable >= 1);
+            assert!(!theirs || durable >= 2);
+            assert_eq!(log.queue.parked(), 0);
+        });
+    }
+}
