@@ -55,9 +55,6 @@ pub enum Turn {
     Poisoned,
 }
 
-/// No verdict yet.
-const PENDING: u32 = 0;
-
 impl Turn {
     fn code(self) -> u32 {
         match self {
@@ -68,6 +65,7 @@ impl Turn {
         }
     }
 
+    /// The turn a verdict code stands for; `None` for 0, no verdict yet.
     fn from_code(code: u32) -> Option<Turn> {
         match code {
             1 => Some(Turn::Ready),
@@ -233,9 +231,77 @@ impl CommitQueue {
         }
     }
 
-    /// Number of parked flushers (for tests and statistics).
+    /// Number of parked flushers.
+    #[cfg(test)]
     pub fn parked(&self) -> usize {
         self.lock().parked.len()
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Parks a flusher for `target` on its own thread; its turn comes back
+    /// on `tx`.
+    fn park(q: &Arc<CommitQueue>, target: u64, tx: &mpsc::Sender<(u64, Turn)>) {
+        let (q, tx) = (q.clone(), tx.clone());
+        std::thread::spawn(move || {
+            let turn = q.enter(target, || false);
+            tx.send((target, turn)).unwrap();
+        });
+    }
+
+    fn wait_parked(q: &CommitQueue, n: usize) {
+        while q.parked() != n {
+            std::thread::yield_now();
+        }
+    }
+
+    /// A hand-off wakes exactly one flusher, the lowest above what the
+    /// round covers; a release wakes exactly the covered ones.
+    #[test]
+    fn wakes_only_the_covered_and_one_next_leader() {
+        let q = Arc::new(CommitQueue::new());
+        assert_eq!(q.enter(5, || false), Turn::Lead);
+        let (tx, rx) = mpsc::channel();
+        for target in [30, 10, 20, 40] {
+            park(&q, target, &tx);
+        }
+        wait_parked(&q, 4);
+        q.hand_off(15);
+        assert_eq!(rx.recv().unwrap(), (20, Turn::Lead));
+        assert_eq!(q.parked(), 3);
+        q.release_covered(15);
+        assert_eq!(rx.recv().unwrap(), (10, Turn::Covered));
+        assert_eq!(q.parked(), 2);
+        // The new leader's round covers 30: 40 leads next, 30 is released.
+        q.hand_off(30);
+        assert_eq!(rx.recv().unwrap(), (40, Turn::Lead));
+        q.release_covered(30);
+        assert_eq!(rx.recv().unwrap(), (30, Turn::Covered));
+        assert_eq!(q.parked(), 0);
+        // The last leader hands off to no one: the next flusher leads.
+        q.hand_off(40);
+        assert_eq!(q.enter(50, || false), Turn::Lead);
+        assert_eq!(q.enter(50, || true), Turn::Ready);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn poison_wakes_everyone_and_refuses_newcomers() {
+        let q = Arc::new(CommitQueue::new());
+        assert_eq!(q.enter(1, || false), Turn::Lead);
+        let (tx, rx) = mpsc::channel();
+        park(&q, 2, &tx);
+        park(&q, 3, &tx);
+        wait_parked(&q, 2);
+        q.poison();
+        let mut turns = [rx.recv().unwrap(), rx.recv().unwrap()];
+        turns.sort_unstable_by_key(|(t, _)| *t);
+        assert_eq!(turns, [(2, Turn::Poisoned), (3, Turn::Poisoned)]);
+        assert_eq!(q.enter(4, || false), Turn::Poisoned);
     }
 }
 

@@ -28,9 +28,11 @@ pub(crate) mod background;
 mod segment_supply;
 mod stats;
 mod sync_method;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
-pub use stats::{WriterStats, FLUSH_GROUP_BUCKETS, WRITE_SIZE_BUCKETS};
+pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
 
 use std::sync::Arc;
