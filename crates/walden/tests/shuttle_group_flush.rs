@@ -143,9 +143,7 @@ fn group_flush_makes_every_target_durable() {
 
 #[test]
 fn a_failed_sync_fails_every_flusher_it_covered() {
-    // Random rather than PCT schedules: a flusher spins (yielding) while
-    // the writer lock's holder has taken the lock but not yet marked it
-    // busy, and PCT's priorities can starve that holder forever.
+    // Random schedules, as in the test above.
     shuttle::check_random(
         || {
             let s = setup();
