@@ -25,4 +25,5 @@ pub use crate::segment::control::{CONTROL_FILE_LEN, CONTROL_FILE_NAME};
 pub use crate::segment::{plan_recycling, ControlFile, RecyclePlan, SegmentFiles};
 pub use crate::sync::read_biased::DEFAULT_PARTITIONS as READ_BIASED_DEFAULT_PARTITIONS;
 pub use crate::sync::{ReadBiasedLock, WaitQueue};
+pub use crate::write::rig::WriterRig;
 pub use crate::write::{SegmentOpener, Writer};

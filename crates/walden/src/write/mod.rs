@@ -25,6 +25,8 @@
 //! checks the poison flag under the sync lock before it starts.
 
 pub(crate) mod background;
+#[cfg(any(test, feature = "internals"))]
+pub mod rig;
 mod segment_supply;
 mod stats;
 mod sync_method;
@@ -262,7 +264,7 @@ impl Writer {
                 return Ok(self.written());
             }
             let mut st = lock(&self.state);
-            let result = self.write_holding(&mut st, ring, segments, target);
+            let result = self.write_locked(&mut st, ring, segments, target);
             drop(st);
             if result.is_err() {
                 self.poison();
@@ -408,22 +410,8 @@ impl Writer {
         })
     }
 
-    /// A non-durable write under the write lock.
-    fn write_holding(
-        &self,
-        st: &mut WriterState,
-        ring: &BufferRing,
-        segments: &dyn SegmentOpener,
-        target: Lsn,
-    ) -> Result<bool, WriteError> {
-        self.check()?;
-        if self.written() >= target {
-            return Ok(false);
-        }
-        self.write_locked(st, ring, segments, target)
-    }
-
-    /// Writes up to `target`, one write per contiguous run within a segment
+    /// Under the write lock: writes up to `target` (nothing if the written
+    /// point is there already), one write per contiguous run within a segment
     /// (two parts in one vectored write across the ring's wrap), syncing
     /// each segment it finishes. Returns true if that made anything durable
     /// (a segment sync, or any write with a method that needs no sync).
@@ -434,6 +422,8 @@ impl Writer {
         segments: &dyn SegmentOpener,
         target: Lsn,
     ) -> Result<bool, WriteError> {
+        // Under the write lock: a failed write before it was taken is seen.
+        self.check()?;
         let mut pos = self.written();
         let mut made_durable = false;
         while pos < target {

@@ -7,18 +7,26 @@ use std::sync::Arc;
 use crate::support::wal::{payload, read_all};
 use walden::{Config, Lsn, Record, Stats, SyncMethod, Wal};
 
-#[test]
-fn thirty_two_committers_share_syncs() {
+/// A new log with `config`, `Fdatasync` and no background writer: only
+/// the committers flush (one in progress at the last snapshot would be a
+/// request not yet served), so the counters add up exactly.
+fn committers_log(config: Config) -> (tempfile::TempDir, Arc<Wal>) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
-        segment_size: 16 << 20,
         sync_method: SyncMethod::Fdatasync,
-        // No background writer: its flushes would count, and one in
-        // progress at the last snapshot would be a request not yet served.
         writer_delay: None,
-        ..Config::default()
+        ..config
     };
     let wal = Arc::new(Wal::create(dir.path(), config).unwrap());
+    (dir, wal)
+}
+
+#[test]
+fn thirty_two_committers_share_syncs() {
+    let (_dir, wal) = committers_log(Config {
+        segment_size: 16 << 20,
+        ..Config::default()
+    });
     let before = wal.stats();
     let (threads, per_thread) = (32u64, 40u64);
     std::thread::scope(|s| {
@@ -56,16 +64,11 @@ fn thirty_two_committers_share_syncs() {
 /// acknowledged record intact.
 #[test]
 fn a_herd_of_committers_loses_nothing_and_the_durable_point_only_advances() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
+    let (dir, wal) = committers_log(Config {
         segment_size: 1 << 20,
         buffers: 16 * 8192,
-        sync_method: SyncMethod::Fdatasync,
-        // Only the committers flush, so the counters add up exactly.
-        writer_delay: None,
         ..Config::default()
-    };
-    let wal = Arc::new(Wal::create(dir.path(), config).unwrap());
+    });
     let before = wal.stats();
     let (threads, per_thread) = (192u32, 12u32);
     let done = AtomicBool::new(false);
