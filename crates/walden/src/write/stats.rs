@@ -37,9 +37,9 @@ pub struct WriterStats {
     /// Of those, calls that waited for another thread's flush and found
     /// their data durable after it.
     pub flushes_covered_by_others: u64,
-    /// Group flushes: rounds in which a flush call held the writer and
-    /// made everything finished durable, for itself and for the flush
-    /// calls it covered.
+    /// Group flushes: rounds in which a flush call led (the commit queue's
+    /// leader) and made everything finished durable with its own sync, for
+    /// itself and for the flush calls it covered.
     pub flush_groups: u64,
     /// Flush calls served by those rounds, their leaders included: the sum
     /// of the group sizes. Every flush call that succeeds is counted here
