@@ -37,7 +37,7 @@ pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
 
-use std::sync::Arc;
+use std::sync::{Arc, TryLockError};
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
@@ -349,11 +349,12 @@ impl Writer {
         }
     }
 
-    /// The leader's writes: everything finished now, written while a sync
-    /// may be in flight; then, once that sync is over, everything finished
-    /// by then (what arrived during the sync, which it did not cover), so
-    /// that the next sync covers as much as the one before would have had
-    /// the writes waited. Returns what this round's sync must cover.
+    /// The leader's writes. With a sync in flight (the previous leader's):
+    /// everything finished now, written while that sync runs; then, once it
+    /// is over, everything finished by then (what arrived during the sync,
+    /// which it did not cover), so that the next sync covers as much as it
+    /// would have had the writes waited. Without one, a single round.
+    /// Returns what this round's sync must cover.
     fn write_rounds(
         &self,
         ring: &BufferRing,
@@ -361,8 +362,9 @@ impl Writer {
         target: Lsn,
         more: &impl Fn() -> Lsn,
     ) -> Result<Round, WriteError> {
+        let in_flight = matches!(self.syncing.try_lock(), Err(TryLockError::WouldBlock));
         let first = self.write_round(&mut lock(&self.state), ring, segments, target, more)?;
-        if !self.method.syncs() {
+        if !self.method.syncs() || !in_flight {
             return Ok(first);
         }
         // Waits out a sync in flight (the previous leader's), not holding
