@@ -5,28 +5,37 @@
 //! when the holder is done; RocksDB's write thread and raft-engine instead
 //! keep one leader that works for everyone queued behind it. Here a flusher
 //! whose target is not durable yet calls [`CommitQueue::enter`]: it becomes
-//! the leader if there is none, else it parks under its target. The leader
-//! writes, then calls [`CommitQueue::hand_off`] with the point its round
-//! will make durable (`covers`): the parked flusher with the lowest target
-//! above it, if any, becomes the next leader (exactly one), so that it can
-//! write while the old leader's sync is in flight; the others stay parked.
-//! Once the round's sync is done the old leader calls
+//! the leader if there is none, else it parks under its target.
+//!
+//! The leader writes, then calls [`CommitQueue::hand_off`] with the point
+//! its round will make durable (`covers`). As a rule it keeps the lead: a
+//! thread that is running takes the next round, because waking a parked
+//! one puts a scheduler wake-up (up to a tick on a loaded machine) on the
+//! log's critical path. Only after [`LEAD_ROUNDS`] rounds in a row, and if
+//! a flusher is parked above `covers`, does it hand the lead to the lowest
+//! such flusher (exactly one), which then writes while the old leader's
+//! sync is in flight: the wake-up overlaps that sync, and no thread leads
+//! for ever. Once the round's sync is done the leader calls
 //! [`CommitQueue::release_covered`] with the durable point, which wakes
-//! exactly the parked flushers whose target it covers.
+//! exactly the parked flushers whose target it covers; if the caller still
+//! leads and flushers remain parked, it returns the highest of their
+//! targets and the caller leads another round for them, else the queue is
+//! left without a leader.
 //!
 //! Invariant (no lost wake-up): a flusher parks only while a leader is
 //! active, under the queue's lock, after finding its target not durable
-//! under that lock. At a hand-off every parked flusher either has a target
-//! at most `covers`, and the handing leader's `release_covered` (made after
-//! its durable point reached `covers`) wakes it, or there is a next leader
-//! whose own hand-off handles it in the same way. A flusher parking after
-//! the release re-checks the durable point under the lock first, so it
-//! sees what the release saw. [`CommitQueue::poison`] wakes everyone with
+//! under that lock, and the leader flag is cleared only under that lock
+//! with nobody parked. Every leader ends each round with a
+//! `release_covered` that either leaves nobody parked or keeps a leader
+//! (itself, or the one it handed to). A flusher parking after the release
+//! re-checks the durable point under the lock first, so it sees what the
+//! release saw. [`CommitQueue::poison`] wakes everyone with
 //! [`Turn::Poisoned`], and every later `enter` returns it.
 //!
-//! The leader's contract: after [`Turn::Lead`], call `hand_off` exactly
-//! once, then `release_covered` once the round is over (on success), or
-//! `poison` (on failure).
+//! The leader's contract: after [`Turn::Lead`], per round, call `hand_off`
+//! exactly once, then `release_covered` once the round is over (on
+//! success), passing what `hand_off` returned, and lead again while it
+//! returns a target; or `poison` (on failure).
 
 use std::collections::BTreeMap;
 
@@ -120,9 +129,15 @@ impl Waiter {
     }
 }
 
+/// Rounds a leader leads in a row before it hands the lead to a parked
+/// flusher (see the module docs): it bounds the leader's own latency.
+/// Under loom, 2: the model then reaches both a kept and a handed lead.
+pub const LEAD_ROUNDS: u32 = if cfg!(loom) { 2 } else { 4 };
+
 #[derive(Debug, Default)]
 struct Inner {
-    /// True while a leader is between [`Turn::Lead`] and its hand-off.
+    /// True while a flusher leads: from [`Turn::Lead`] to the
+    /// `release_covered` that leaves nobody parked.
     leader: bool,
     poisoned: bool,
     /// Tie-breaker for equal targets, in arrival order.
@@ -175,47 +190,68 @@ impl CommitQueue {
         waiter.wait()
     }
 
-    /// The leader is done writing; its round will make everything below
-    /// `covers` durable (or fail). Hands leadership to the parked flusher
-    /// with the lowest target above `covers`, or leaves the queue without a
-    /// leader if there is none.
-    pub fn hand_off(&self, covers: u64) {
+    /// The leader is done writing its `round`-th round in a row (from 1);
+    /// that round will make everything below `covers` durable (or fail).
+    /// Returns true if the caller keeps the lead (see the module docs);
+    /// false if it handed it to the parked flusher with the lowest target
+    /// above `covers`, which happens only from round [`LEAD_ROUNDS`] on.
+    pub fn hand_off(&self, covers: u64, round: u32) -> bool {
+        if round < LEAD_ROUNDS {
+            return true;
+        }
         let next = {
             let mut inner = self.lock();
             let next = match covers.checked_add(1) {
                 Some(above) => inner.parked.range((above, 0)..).next().map(|(k, _)| *k),
                 None => None,
             };
-            match next.and_then(|k| inner.parked.remove(&k)) {
-                Some(waiter) => Some(waiter),
-                None => {
-                    inner.leader = false;
-                    None
-                }
-            }
+            next.and_then(|k| inner.parked.remove(&k))
         };
-        if let Some(waiter) = next {
-            waiter.wake(Turn::Lead);
+        match next {
+            Some(waiter) => {
+                waiter.wake(Turn::Lead);
+                false
+            }
+            None => true,
         }
     }
 
     /// Everything below `durable` is durable (the caller has published it
     /// with at least `Release`): wakes exactly the parked flushers whose
-    /// target is at most `durable`.
-    pub fn release_covered(&self, durable: u64) {
-        let covered = {
+    /// target is at most `durable`. `leading` is what the caller's
+    /// `hand_off` returned. If the caller still leads and flushers remain
+    /// parked, returns the highest of their targets: the caller leads
+    /// another round for them. Otherwise returns `None`, and a caller that
+    /// led leaves the queue without a leader.
+    pub fn release_covered(&self, durable: u64, leading: bool) -> Option<u64> {
+        let (covered, again) = {
             let mut inner = self.lock();
-            match durable.checked_add(1) {
+            let covered = match durable.checked_add(1) {
                 Some(above) => {
                     let rest = inner.parked.split_off(&(above, 0));
                     std::mem::replace(&mut inner.parked, rest)
                 }
                 None => std::mem::take(&mut inner.parked),
-            }
+            };
+            let highest = inner
+                .parked
+                .last_key_value()
+                .map(|((target, _), _)| *target);
+            let again = match highest {
+                Some(target) if leading && !inner.poisoned => Some(target),
+                _ => {
+                    if leading {
+                        inner.leader = false;
+                    }
+                    None
+                }
+            };
+            (covered, again)
         };
         for waiter in covered.values() {
             waiter.wake(Turn::Covered);
         }
+        again
     }
 
     /// Wakes every parked flusher with [`Turn::Poisoned`]; every later
@@ -259,33 +295,46 @@ mod tests {
         }
     }
 
-    /// A hand-off wakes exactly one flusher, the lowest above what the
-    /// round covers; a release wakes exactly the covered ones.
+    /// The leader keeps the lead for its first rounds; a release wakes
+    /// exactly the covered flushers and sends the leader round again for
+    /// the rest; from round `LEAD_ROUNDS` a hand-off wakes exactly one
+    /// flusher, the lowest above what the round covers.
     #[test]
     fn wakes_only_the_covered_and_one_next_leader() {
         let q = Arc::new(CommitQueue::new());
         assert_eq!(q.enter(5, || false), Turn::Lead);
         let (tx, rx) = mpsc::channel();
-        for target in [30, 10, 20, 40] {
+        for target in [30, 10, 20, 40, 50] {
             park(&q, target, &tx);
         }
-        wait_parked(&q, 4);
-        q.hand_off(15);
-        assert_eq!(rx.recv().unwrap(), (20, Turn::Lead));
-        assert_eq!(q.parked(), 3);
-        q.release_covered(15);
+        wait_parked(&q, 5);
+        // Rounds before LEAD_ROUNDS keep the lead and wake nobody.
+        for round in 1..LEAD_ROUNDS {
+            assert!(q.hand_off(15, round));
+        }
+        assert_eq!(q.parked(), 5);
+        assert!(rx.try_recv().is_err());
+        assert_eq!(q.release_covered(15, true), Some(50));
         assert_eq!(rx.recv().unwrap(), (10, Turn::Covered));
+        assert_eq!(q.parked(), 4);
+        // Round LEAD_ROUNDS covers 25: 30 leads next, the old leader's
+        // release wakes 20 and leaves 40 and 50 to the new leader.
+        assert!(!q.hand_off(25, LEAD_ROUNDS));
+        assert_eq!(rx.recv().unwrap(), (30, Turn::Lead));
+        assert_eq!(q.release_covered(25, false), None);
+        assert_eq!(rx.recv().unwrap(), (20, Turn::Covered));
         assert_eq!(q.parked(), 2);
-        // The new leader's round covers 30: 40 leads next, 30 is released.
-        q.hand_off(30);
-        assert_eq!(rx.recv().unwrap(), (40, Turn::Lead));
-        q.release_covered(30);
-        assert_eq!(rx.recv().unwrap(), (30, Turn::Covered));
+        // The new leader's round covers 40: it leads again for 50.
+        assert!(q.hand_off(40, 1));
+        assert_eq!(q.release_covered(40, true), Some(50));
+        assert_eq!(rx.recv().unwrap(), (40, Turn::Covered));
+        assert!(q.hand_off(50, 2));
+        assert_eq!(q.release_covered(50, true), None);
+        assert_eq!(rx.recv().unwrap(), (50, Turn::Covered));
         assert_eq!(q.parked(), 0);
-        // The last leader hands off to no one: the next flusher leads.
-        q.hand_off(40);
-        assert_eq!(q.enter(50, || false), Turn::Lead);
-        assert_eq!(q.enter(50, || true), Turn::Ready);
+        // Nobody parked: the lead ended, the next flusher leads.
+        assert_eq!(q.enter(60, || false), Turn::Lead);
+        assert_eq!(q.enter(60, || true), Turn::Ready);
         assert!(rx.try_recv().is_err());
     }
 
@@ -318,6 +367,8 @@ mod loom_tests {
         requested: AtomicU64,
         durable: AtomicU64,
         poisoned: AtomicBool,
+        /// True while a leader computes what its round covers.
+        writing: AtomicBool,
     }
 
     impl Log {
@@ -327,6 +378,7 @@ mod loom_tests {
                 requested: AtomicU64::new(0),
                 durable: AtomicU64::new(0),
                 poisoned: AtomicBool::new(false),
+                writing: AtomicBool::new(false),
             }
         }
 
@@ -346,19 +398,41 @@ mod loom_tests {
                 };
                 match self.queue.enter(target, ready) {
                     Turn::Lead => {
-                        let covers = self.requested.load(Ordering::SeqCst).max(target);
-                        self.queue.hand_off(covers);
-                        if fail {
-                            self.poisoned.store(true, Ordering::SeqCst);
-                            self.queue.poison();
+                        if !self.lead(target, fail) {
                             return false;
                         }
-                        self.durable.fetch_max(covers, Ordering::SeqCst);
-                        self.queue
-                            .release_covered(self.durable.load(Ordering::SeqCst));
                     }
                     Turn::Poisoned => return false,
                     Turn::Ready | Turn::Covered => {}
+                }
+            }
+        }
+
+        /// Rounds as the leader, as `Writer::lead` runs them. Each round's
+        /// "write" (up to `hand_off`) must be the only one in progress: at
+        /// most one leader at a time.
+        fn lead(&self, target: u64, fail: bool) -> bool {
+            let mut round = 1;
+            let mut target = target;
+            loop {
+                assert!(!self.writing.swap(true, Ordering::SeqCst), "two leaders");
+                let covers = self.requested.load(Ordering::SeqCst).max(target);
+                self.writing.store(false, Ordering::SeqCst);
+                let leading = self.queue.hand_off(covers, round);
+                if fail {
+                    self.poisoned.store(true, Ordering::SeqCst);
+                    self.queue.poison();
+                    return false;
+                }
+                self.durable.fetch_max(covers, Ordering::SeqCst);
+                let durable = self.durable.load(Ordering::SeqCst);
+                match self.queue.release_covered(durable, leading) {
+                    Some(next) => {
+                        assert!(leading && next > durable);
+                        target = next;
+                        round += 1;
+                    }
+                    None => return true,
                 }
             }
         }

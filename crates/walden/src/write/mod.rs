@@ -14,9 +14,13 @@
 //!
 //! Group commit is leader/follower ([`CommitQueue`]): a flusher whose data
 //! is not durable becomes the one leader or parks under its LSN. The leader
-//! writes everything finished (not only what it asked for), hands the lead
-//! to one parked flusher whose LSN its round does not cover, syncs, and
-//! wakes exactly the flushers its sync covered.
+//! writes everything finished (not only what it asked for), syncs, and
+//! wakes exactly the flushers its sync covered; if flushers are still
+//! parked it leads another round for them itself, since a running thread
+//! takes the next round sooner than a parked one could be woken. Only
+//! after a few rounds in a row does it hand the lead to one parked flusher
+//! whose LSN its round does not cover, which writes while its sync is in
+//! flight.
 //!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
@@ -305,8 +309,10 @@ impl Writer {
         self.flushed()
     }
 
-    /// One round as the leader: write, hand the lead on, sync, wake the
-    /// flushers the sync covered.
+    /// Leads rounds: write, keep or hand on the lead, sync, wake the
+    /// flushers the sync covered; then again, for the flushers still
+    /// parked, while the queue says so (see [`CommitQueue`]). The first
+    /// round is the caller's own flush; what it returns is that round's.
     fn lead(
         &self,
         ring: &BufferRing,
@@ -315,37 +321,49 @@ impl Writer {
         more: impl Fn() -> Lsn,
         waited: bool,
     ) -> Result<Lsn, WriteError> {
-        let round = self.write_rounds(ring, segments, target, &more);
-        let round = match round {
-            Ok(round) => round,
-            Err(e) => {
-                self.poison();
-                self.queue.hand_off(0);
-                return Err(e);
+        let mut own: Option<Lsn> = None;
+        let mut target = target;
+        let mut round_no = 1;
+        loop {
+            let round = match self.write_rounds(ring, segments, target, &more) {
+                Ok(round) => round,
+                Err(e) => {
+                    // Wakes every parked flusher; the lead ends with it.
+                    self.poison();
+                    return own.map_or(Err(e), Ok);
+                }
+            };
+            let leading = self.queue.hand_off(round.covers.0, round_no);
+            let mut sync = lock(&self.syncing);
+            let synced = match &round.file {
+                Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
+                None => self.check().map(|()| false),
+            };
+            let led = matches!(synced, Ok(true)) || (synced.is_ok() && round.made_durable);
+            if led {
+                self.lead_flush_group(&mut sync, own.is_none());
             }
-        };
-        // The next leader (if any) writes while this round syncs.
-        self.queue.hand_off(round.covers.0);
-        let mut sync = lock(&self.syncing);
-        let synced = match &round.file {
-            Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
-            None => self.check().map(|()| false),
-        };
-        let led = matches!(synced, Ok(true)) || (synced.is_ok() && round.made_durable);
-        if led {
-            self.lead_flush_group(&mut sync);
-        }
-        drop(sync);
-        if let Err(e) = synced {
-            self.poison();
-            return Err(e);
-        }
-        self.queue.release_covered(self.flushed().0);
-        if led {
-            Ok(self.flushed())
-        } else {
-            // Another thread's sync (or a finished segment's) covered it.
-            Ok(self.joined(waited))
+            drop(sync);
+            if let Err(e) = synced {
+                self.poison();
+                return own.map_or(Err(e), Ok);
+            }
+            if own.is_none() {
+                own = Some(if led {
+                    self.flushed()
+                } else {
+                    // Another thread's sync (or a finished segment's)
+                    // covered it.
+                    self.joined(waited)
+                });
+            }
+            match self.queue.release_covered(self.flushed().0, leading) {
+                Some(next) => {
+                    target = Lsn(next);
+                    round_no += 1;
+                }
+                None => return own.map_or_else(|| Ok(self.flushed()), Ok),
+            }
         }
     }
 
@@ -541,18 +559,20 @@ impl Writer {
 
     /// Called by a leader, under the sync lock, after its round made its
     /// data durable: closes the previous group and opens its own, with
-    /// itself as the first member.
-    fn lead_flush_group(&self, sync: &mut SyncState) {
+    /// itself as the first member if the round was its own flush
+    /// (`member`), not one it led for parked flushers.
+    fn lead_flush_group(&self, sync: &mut SyncState, member: bool) {
+        let first = u64::from(member);
         if sync.group_open {
             // Relaxed: a statistic; the swap is an RMW, so no member's
             // increment is lost between the old group and the new one.
-            let previous = self.group_members.swap(1, Ordering::Relaxed);
+            let previous = self.group_members.swap(first, Ordering::Relaxed);
             sync.stats.count_flush_group(previous);
         } else {
             // The first group also takes the flush calls that found their
             // data durable before it (made so by a segment finished during
             // an eviction). Relaxed: a statistic, as above.
-            self.group_members.fetch_add(1, Ordering::Relaxed);
+            self.group_members.fetch_add(first, Ordering::Relaxed);
             sync.group_open = true;
         }
     }
