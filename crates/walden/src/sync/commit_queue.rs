@@ -5,37 +5,34 @@
 //! when the holder is done; RocksDB's write thread and raft-engine instead
 //! keep one leader that works for everyone queued behind it. Here a flusher
 //! whose target is not durable yet calls [`CommitQueue::enter`]: it becomes
-//! the leader if there is none, else it parks under its target.
+//! the leader if there is none, else it parks under its target. The leader
+//! writes and syncs; then it calls [`CommitQueue::release_covered`] with
+//! the durable point, which wakes exactly the parked flushers whose target
+//! it covers and ends the lead.
 //!
-//! The leader writes, then calls [`CommitQueue::hand_off`] with the point
-//! its round will make durable (`covers`). As a rule it keeps the lead: a
-//! thread that is running takes the next round, because waking a parked
-//! one puts a scheduler wake-up (up to a tick on a loaded machine) on the
-//! log's critical path. Only after [`LEAD_ROUNDS`] rounds in a row, and if
-//! a flusher is parked above `covers`, does it hand the lead to the lowest
-//! such flusher (exactly one), which then writes while the old leader's
-//! sync is in flight: the wake-up overlaps that sync, and no thread leads
-//! for ever. Once the round's sync is done the leader calls
-//! [`CommitQueue::release_covered`] with the durable point, which wakes
-//! exactly the parked flushers whose target it covers; if the caller still
-//! leads and flushers remain parked, it returns the highest of their
-//! targets and the caller leads another round for them, else the queue is
-//! left without a leader.
+//! The next round goes to a thread that is running if there is one: waking
+//! a parked thread puts a scheduler wake-up (up to a tick on a loaded
+//! machine) on the log's critical path, while the leader that just
+//! returned, or any newcomer, can start the next round at once (as with
+//! PostgreSQL's lock, which the releasing thread may take again). So the
+//! release leaves the queue without a leader, and if flushers remain
+//! parked it wakes exactly one of them, the lowest, to retry: that one
+//! leads if nobody has taken the lead by the time it runs, else it parks
+//! again behind the new leader. Each release thus wakes the covered
+//! flushers and at most one more.
 //!
 //! Invariant (no lost wake-up): a flusher parks only while a leader is
 //! active, under the queue's lock, after finding its target not durable
-//! under that lock, and the leader flag is cleared only under that lock
-//! with nobody parked. Every leader ends each round with a
-//! `release_covered` that either leaves nobody parked or keeps a leader
-//! (itself, or the one it handed to). A flusher parking after the release
-//! re-checks the durable point under the lock first, so it sees what the
-//! release saw. [`CommitQueue::poison`] wakes everyone with
-//! [`Turn::Poisoned`], and every later `enter` returns it.
+//! under that lock. The leader flag is cleared only by a release, under the
+//! lock, and then either nobody is parked or the woken retrier enters
+//! again, leading or parking behind a leader whose own release comes
+//! later. A flusher parking after a release re-checks the durable point
+//! under the lock first, so it sees what the release saw.
+//! [`CommitQueue::poison`] wakes everyone with [`Turn::Poisoned`], and
+//! every later `enter` returns it.
 //!
-//! The leader's contract: after [`Turn::Lead`], per round, call `hand_off`
-//! exactly once, then `release_covered` once the round is over (on
-//! success), passing what `hand_off` returned, and lead again while it
-//! returns a target; or `poison` (on failure).
+//! The leader's contract: after [`Turn::Lead`], call `release_covered`
+//! once its round is over (on success), or `poison` (on failure).
 
 use std::collections::BTreeMap;
 
@@ -64,27 +61,11 @@ pub enum Turn {
     Poisoned,
 }
 
-impl Turn {
-    fn code(self) -> u32 {
-        match self {
-            Turn::Ready => 1,
-            Turn::Lead => 2,
-            Turn::Covered => 3,
-            Turn::Poisoned => 4,
-        }
-    }
-
-    /// The turn a verdict code stands for; `None` for 0, no verdict yet.
-    fn from_code(code: u32) -> Option<Turn> {
-        match code {
-            1 => Some(Turn::Ready),
-            2 => Some(Turn::Lead),
-            3 => Some(Turn::Covered),
-            4 => Some(Turn::Poisoned),
-            _ => None,
-        }
-    }
-}
+/// A parked flusher's verdicts (0: none yet).
+const COVERED: u32 = 1;
+const POISONED: u32 = 2;
+/// Woken to enter again (see the module docs).
+const RETRY: u32 = 3;
 
 /// One parked flusher: its verdict, and where it sleeps until there is one.
 #[derive(Debug, Default)]
@@ -96,22 +77,27 @@ struct Waiter {
 
 impl Waiter {
     /// Gives the waiter its verdict and wakes it (only it).
-    fn wake(&self, turn: Turn) {
+    fn wake(&self, code: u32) {
         // Release: pairs with the Acquire in `wait`; the waiter then sees
         // what the waker saw (the durable point, the poison flag).
-        self.verdict.store(turn.code(), Ordering::Release);
+        self.verdict.store(code, Ordering::Release);
         // Taking the lock means the waiter is either before its check under
         // the lock (and sees the verdict) or already in `wait`.
         drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
         self.cond.notify_one();
     }
 
-    fn verdict(&self) -> Option<Turn> {
+    /// The verdict, if there is one yet.
+    fn verdict(&self) -> Option<u32> {
         // Acquire: pairs with the Release in `wake`.
-        Turn::from_code(self.verdict.load(Ordering::Acquire))
+        match self.verdict.load(Ordering::Acquire) {
+            0 => None,
+            code => Some(code),
+        }
     }
 
-    fn wait(&self) -> Turn {
+    /// Waits for a verdict and returns it.
+    fn wait(&self) -> u32 {
         let mut backoff = Backoff::new(BEFORE_PARKING);
         while !backoff.is_completed() {
             if let Some(turn) = self.verdict() {
@@ -129,15 +115,10 @@ impl Waiter {
     }
 }
 
-/// Rounds a leader leads in a row before it hands the lead to a parked
-/// flusher (see the module docs): it bounds the leader's own latency.
-/// Under loom, 2: the model then reaches both a kept and a handed lead.
-pub const LEAD_ROUNDS: u32 = if cfg!(loom) { 2 } else { 4 };
-
 #[derive(Debug, Default)]
 struct Inner {
-    /// True while a flusher leads: from [`Turn::Lead`] to the
-    /// `release_covered` that leaves nobody parked.
+    /// True while a flusher leads: from [`Turn::Lead`] to its
+    /// `release_covered`.
     leader: bool,
     poisoned: bool,
     /// Tie-breaker for equal targets, in arrival order.
@@ -165,66 +146,44 @@ impl CommitQueue {
     /// Called by a flusher whose `target` is not durable: returns
     /// [`Turn::Ready`] if `ready()` holds under the queue's lock,
     /// [`Turn::Lead`] if there is no leader, and otherwise parks until a
-    /// round covers `target` ([`Turn::Covered`]), leadership is handed to
-    /// it ([`Turn::Lead`]) or the queue is poisoned. `ready` must read the
-    /// durable point (and the poison flag) with at least `Acquire`.
-    pub fn enter(&self, target: u64, ready: impl FnOnce() -> bool) -> Turn {
-        let waiter = {
-            let mut inner = self.lock();
-            if inner.poisoned {
-                return Turn::Poisoned;
-            }
-            if ready() {
-                return Turn::Ready;
-            }
-            if !inner.leader {
-                inner.leader = true;
-                return Turn::Lead;
-            }
-            let waiter = Arc::new(Waiter::default());
-            let id = inner.next_id;
-            inner.next_id += 1;
-            inner.parked.insert((target, id), waiter.clone());
-            waiter
-        };
-        waiter.wait()
-    }
-
-    /// The leader is done writing its `round`-th round in a row (from 1);
-    /// that round will make everything below `covers` durable (or fail).
-    /// Returns true if the caller keeps the lead (see the module docs);
-    /// false if it handed it to the parked flusher with the lowest target
-    /// above `covers`, which happens only from round [`LEAD_ROUNDS`] on.
-    pub fn hand_off(&self, covers: u64, round: u32) -> bool {
-        if round < LEAD_ROUNDS {
-            return true;
-        }
-        let next = {
-            let mut inner = self.lock();
-            let next = match covers.checked_add(1) {
-                Some(above) => inner.parked.range((above, 0)..).next().map(|(k, _)| *k),
-                None => None,
+    /// round covers `target` ([`Turn::Covered`]) or the queue is poisoned;
+    /// woken to retry (see the module docs), it does all this again.
+    /// `ready` must read the durable point (and the poison flag) with at
+    /// least `Acquire`.
+    pub fn enter(&self, target: u64, ready: impl Fn() -> bool) -> Turn {
+        loop {
+            let waiter = {
+                let mut inner = self.lock();
+                if inner.poisoned {
+                    return Turn::Poisoned;
+                }
+                if ready() {
+                    return Turn::Ready;
+                }
+                if !inner.leader {
+                    inner.leader = true;
+                    return Turn::Lead;
+                }
+                let waiter = Arc::new(Waiter::default());
+                let id = inner.next_id;
+                inner.next_id += 1;
+                inner.parked.insert((target, id), waiter.clone());
+                waiter
             };
-            next.and_then(|k| inner.parked.remove(&k))
-        };
-        match next {
-            Some(waiter) => {
-                waiter.wake(Turn::Lead);
-                false
+            match waiter.wait() {
+                COVERED => return Turn::Covered,
+                POISONED => return Turn::Poisoned,
+                _ => {} // RETRY
             }
-            None => true,
         }
     }
 
-    /// Everything below `durable` is durable (the caller has published it
-    /// with at least `Release`): wakes exactly the parked flushers whose
-    /// target is at most `durable`. `leading` is what the caller's
-    /// `hand_off` returned. If the caller still leads and flushers remain
-    /// parked, returns the highest of their targets: the caller leads
-    /// another round for them. Otherwise returns `None`, and a caller that
-    /// led leaves the queue without a leader.
-    pub fn release_covered(&self, durable: u64, leading: bool) -> Option<u64> {
-        let (covered, again) = {
+    /// Ends the lead: everything below `durable` is durable (the caller has
+    /// published it with at least `Release`). Wakes exactly the parked
+    /// flushers whose target is at most `durable` and, if any remain
+    /// parked, the lowest of them to retry (see the module docs).
+    pub fn release_covered(&self, durable: u64) {
+        let (covered, retry) = {
             let mut inner = self.lock();
             let covered = match durable.checked_add(1) {
                 Some(above) => {
@@ -233,25 +192,15 @@ impl CommitQueue {
                 }
                 None => std::mem::take(&mut inner.parked),
             };
-            let highest = inner
-                .parked
-                .last_key_value()
-                .map(|((target, _), _)| *target);
-            let again = match highest {
-                Some(target) if leading && !inner.poisoned => Some(target),
-                _ => {
-                    if leading {
-                        inner.leader = false;
-                    }
-                    None
-                }
-            };
-            (covered, again)
+            inner.leader = false;
+            (covered, inner.parked.pop_first().map(|(_, w)| w))
         };
         for waiter in covered.values() {
-            waiter.wake(Turn::Covered);
+            waiter.wake(COVERED);
         }
-        again
+        if let Some(waiter) = retry {
+            waiter.wake(RETRY);
+        }
     }
 
     /// Wakes every parked flusher with [`Turn::Poisoned`]; every later
@@ -263,7 +212,7 @@ impl CommitQueue {
             std::mem::take(&mut inner.parked)
         };
         for waiter in parked.values() {
-            waiter.wake(Turn::Poisoned);
+            waiter.wake(POISONED);
         }
     }
 
@@ -295,44 +244,38 @@ mod tests {
         }
     }
 
-    /// The leader keeps the lead for its first rounds; a release wakes
-    /// exactly the covered flushers and sends the leader round again for
-    /// the rest; from round `LEAD_ROUNDS` a hand-off wakes exactly one
-    /// flusher, the lowest above what the round covers.
+    /// A release wakes exactly the covered flushers and one retrier, the
+    /// lowest of the rest, and ends the lead; the retrier leads if nobody
+    /// else came. (A newcomer taking the lead first is in the loom model.)
     #[test]
-    fn wakes_only_the_covered_and_one_next_leader() {
+    fn wakes_only_the_covered_and_one_retrier() {
         let q = Arc::new(CommitQueue::new());
         assert_eq!(q.enter(5, || false), Turn::Lead);
         let (tx, rx) = mpsc::channel();
-        for target in [30, 10, 20, 40, 50] {
+        for target in [30, 10, 20, 40] {
             park(&q, target, &tx);
         }
-        wait_parked(&q, 5);
-        // Rounds before LEAD_ROUNDS keep the lead and wake nobody.
-        for round in 1..LEAD_ROUNDS {
-            assert!(q.hand_off(15, round));
-        }
-        assert_eq!(q.parked(), 5);
-        assert!(rx.try_recv().is_err());
-        assert_eq!(q.release_covered(15, true), Some(50));
-        assert_eq!(rx.recv().unwrap(), (10, Turn::Covered));
-        assert_eq!(q.parked(), 4);
-        // Round LEAD_ROUNDS covers 25: 30 leads next, the old leader's
-        // release wakes 20 and leaves 40 and 50 to the new leader.
-        assert!(!q.hand_off(25, LEAD_ROUNDS));
-        assert_eq!(rx.recv().unwrap(), (30, Turn::Lead));
-        assert_eq!(q.release_covered(25, false), None);
-        assert_eq!(rx.recv().unwrap(), (20, Turn::Covered));
+        wait_parked(&q, 4);
+        q.release_covered(15);
+        let mut woken = [rx.recv().unwrap(), rx.recv().unwrap()];
+        woken.sort_unstable_by_key(|(t, _)| *t);
+        assert_eq!(woken, [(10, Turn::Covered), (20, Turn::Lead)]);
         assert_eq!(q.parked(), 2);
-        // The new leader's round covers 40: it leads again for 50.
-        assert!(q.hand_off(40, 1));
-        assert_eq!(q.release_covered(40, true), Some(50));
-        assert_eq!(rx.recv().unwrap(), (40, Turn::Covered));
-        assert!(q.hand_off(50, 2));
-        assert_eq!(q.release_covered(50, true), None);
-        assert_eq!(rx.recv().unwrap(), (50, Turn::Covered));
+        // 20 leads; a newcomer parks behind it.
+        park(&q, 50, &tx);
+        wait_parked(&q, 3);
+        // 20's round covers 40: 30 and 40 are covered, 50 retries and,
+        // finding no leader, leads.
+        q.release_covered(40);
+        let mut woken = [rx.recv().unwrap(), rx.recv().unwrap(), rx.recv().unwrap()];
+        woken.sort_unstable_by_key(|(t, _)| *t);
+        assert_eq!(
+            woken,
+            [(30, Turn::Covered), (40, Turn::Covered), (50, Turn::Lead)]
+        );
         assert_eq!(q.parked(), 0);
-        // Nobody parked: the lead ended, the next flusher leads.
+        q.release_covered(50);
+        // Nobody parked, no leader: the next flusher leads.
         assert_eq!(q.enter(60, || false), Turn::Lead);
         assert_eq!(q.enter(60, || true), Turn::Ready);
         assert!(rx.try_recv().is_err());
@@ -367,8 +310,8 @@ mod loom_tests {
         requested: AtomicU64,
         durable: AtomicU64,
         poisoned: AtomicBool,
-        /// True while a leader computes what its round covers.
-        writing: AtomicBool,
+        /// True during a leader's round.
+        leading: AtomicBool,
     }
 
     impl Log {
@@ -378,7 +321,7 @@ mod loom_tests {
                 requested: AtomicU64::new(0),
                 durable: AtomicU64::new(0),
                 poisoned: AtomicBool::new(false),
-                writing: AtomicBool::new(false),
+                leading: AtomicBool::new(false),
             }
         }
 
@@ -408,33 +351,22 @@ mod loom_tests {
             }
         }
 
-        /// Rounds as the leader, as `Writer::lead` runs them. Each round's
-        /// "write" (up to `hand_off`) must be the only one in progress: at
-        /// most one leader at a time.
+        /// A round as the leader, as `Writer::lead` runs it; it must be
+        /// the only round in progress: at most one leader at a time.
         fn lead(&self, target: u64, fail: bool) -> bool {
-            let mut round = 1;
-            let mut target = target;
-            loop {
-                assert!(!self.writing.swap(true, Ordering::SeqCst), "two leaders");
-                let covers = self.requested.load(Ordering::SeqCst).max(target);
-                self.writing.store(false, Ordering::SeqCst);
-                let leading = self.queue.hand_off(covers, round);
-                if fail {
-                    self.poisoned.store(true, Ordering::SeqCst);
-                    self.queue.poison();
-                    return false;
-                }
-                self.durable.fetch_max(covers, Ordering::SeqCst);
-                let durable = self.durable.load(Ordering::SeqCst);
-                match self.queue.release_covered(durable, leading) {
-                    Some(next) => {
-                        assert!(leading && next > durable);
-                        target = next;
-                        round += 1;
-                    }
-                    None => return true,
-                }
+            assert!(!self.leading.swap(true, Ordering::SeqCst), "two leaders");
+            let covers = self.requested.load(Ordering::SeqCst).max(target);
+            if fail {
+                self.poisoned.store(true, Ordering::SeqCst);
+                self.leading.store(false, Ordering::SeqCst);
+                self.queue.poison();
+                return false;
             }
+            self.durable.fetch_max(covers, Ordering::SeqCst);
+            let durable = self.durable.load(Ordering::SeqCst);
+            self.leading.store(false, Ordering::SeqCst);
+            self.queue.release_covered(durable);
+            true
         }
     }
 

@@ -14,13 +14,11 @@
 //!
 //! Group commit is leader/follower ([`CommitQueue`]): a flusher whose data
 //! is not durable becomes the one leader or parks under its LSN. The leader
-//! writes everything finished (not only what it asked for), syncs, and
-//! wakes exactly the flushers its sync covered; if flushers are still
-//! parked it leads another round for them itself, since a running thread
-//! takes the next round sooner than a parked one could be woken. Only
-//! after a few rounds in a row does it hand the lead to one parked flusher
-//! whose LSN its round does not cover, which writes while its sync is in
-//! flight.
+//! writes everything finished (not only what it asked for), syncs, wakes
+//! exactly the flushers its sync covered and ends the lead, so that the
+//! next round goes to a running thread (itself on its next flush, or a
+//! newcomer) rather than waiting for a parked one to be woken; if flushers
+//! remain parked, one of them is woken to retry, in case nobody else comes.
 //!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
@@ -41,7 +39,7 @@ pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
 
-use std::sync::{Arc, TryLockError};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
@@ -309,10 +307,8 @@ impl Writer {
         self.flushed()
     }
 
-    /// Leads rounds: write, keep or hand on the lead, sync, wake the
-    /// flushers the sync covered; then again, for the flushers still
-    /// parked, while the queue says so (see [`CommitQueue`]). The first
-    /// round is the caller's own flush; what it returns is that round's.
+    /// One round as the leader: write, sync, wake the flushers the sync
+    /// covered and end the lead (see [`CommitQueue`]).
     fn lead(
         &self,
         ring: &BufferRing,
@@ -321,76 +317,36 @@ impl Writer {
         more: impl Fn() -> Lsn,
         waited: bool,
     ) -> Result<Lsn, WriteError> {
-        let mut own: Option<Lsn> = None;
-        let mut target = target;
-        let mut round_no = 1;
-        loop {
-            let round = match self.write_rounds(ring, segments, target, &more) {
-                Ok(round) => round,
-                Err(e) => {
-                    // Wakes every parked flusher; the lead ends with it.
-                    self.poison();
-                    return own.map_or(Err(e), Ok);
-                }
-            };
-            let leading = self.queue.hand_off(round.covers.0, round_no);
-            let mut sync = lock(&self.syncing);
-            let synced = match &round.file {
-                Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
-                None => self.check().map(|()| false),
-            };
-            let led = matches!(synced, Ok(true)) || (synced.is_ok() && round.made_durable);
-            if led {
-                self.lead_flush_group(&mut sync, own.is_none());
-            }
-            drop(sync);
-            if let Err(e) = synced {
+        let round = self.write_round(&mut lock(&self.state), ring, segments, target, &more);
+        let round = match round {
+            Ok(round) => round,
+            Err(e) => {
+                // Wakes every parked flusher; the lead ends with it.
                 self.poison();
-                return own.map_or(Err(e), Ok);
+                return Err(e);
             }
-            if own.is_none() {
-                own = Some(if led {
-                    self.flushed()
-                } else {
-                    // Another thread's sync (or a finished segment's)
-                    // covered it.
-                    self.joined(waited)
-                });
-            }
-            match self.queue.release_covered(self.flushed().0, leading) {
-                Some(next) => {
-                    target = Lsn(next);
-                    round_no += 1;
-                }
-                None => return own.map_or_else(|| Ok(self.flushed()), Ok),
-            }
+        };
+        let mut sync = lock(&self.syncing);
+        let synced = match &round.file {
+            Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
+            None => self.check().map(|()| false),
+        };
+        let led = matches!(synced, Ok(true)) || (synced.is_ok() && round.made_durable);
+        if led {
+            self.lead_flush_group(&mut sync);
         }
-    }
-
-    /// The leader's writes. With a sync in flight (the previous leader's):
-    /// everything finished now, written while that sync runs; then, once it
-    /// is over, everything finished by then (what arrived during the sync,
-    /// which it did not cover), so that the next sync covers as much as it
-    /// would have had the writes waited. Without one, a single round.
-    /// Returns what this round's sync must cover.
-    fn write_rounds(
-        &self,
-        ring: &BufferRing,
-        segments: &dyn SegmentOpener,
-        target: Lsn,
-        more: &impl Fn() -> Lsn,
-    ) -> Result<Round, WriteError> {
-        let in_flight = matches!(self.syncing.try_lock(), Err(TryLockError::WouldBlock));
-        let first = self.write_round(&mut lock(&self.state), ring, segments, target, more)?;
-        if !self.method.syncs() || !in_flight {
-            return Ok(first);
+        drop(sync);
+        if let Err(e) = synced {
+            self.poison();
+            return Err(e);
         }
-        // Waits out a sync in flight (the previous leader's), not holding
-        // the write lock, so others may write meanwhile.
-        drop(lock(&self.syncing));
-        let mut last = self.write_round(&mut lock(&self.state), ring, segments, target, more)?;
-        last.made_durable |= first.made_durable;
-        Ok(last)
+        self.queue.release_covered(self.flushed().0);
+        if led {
+            Ok(self.flushed())
+        } else {
+            // Another thread's sync (or a finished segment's) covered it.
+            Ok(self.joined(waited))
+        }
     }
 
     /// A leader's writes, under the write lock: everything finished, and
@@ -559,20 +515,18 @@ impl Writer {
 
     /// Called by a leader, under the sync lock, after its round made its
     /// data durable: closes the previous group and opens its own, with
-    /// itself as the first member if the round was its own flush
-    /// (`member`), not one it led for parked flushers.
-    fn lead_flush_group(&self, sync: &mut SyncState, member: bool) {
-        let first = u64::from(member);
+    /// itself as the first member.
+    fn lead_flush_group(&self, sync: &mut SyncState) {
         if sync.group_open {
             // Relaxed: a statistic; the swap is an RMW, so no member's
             // increment is lost between the old group and the new one.
-            let previous = self.group_members.swap(first, Ordering::Relaxed);
+            let previous = self.group_members.swap(1, Ordering::Relaxed);
             sync.stats.count_flush_group(previous);
         } else {
             // The first group also takes the flush calls that found their
             // data durable before it (made so by a segment finished during
             // an eviction). Relaxed: a statistic, as above.
-            self.group_members.fetch_add(first, Ordering::Relaxed);
+            self.group_members.fetch_add(1, Ordering::Relaxed);
             sync.group_open = true;
         }
     }
