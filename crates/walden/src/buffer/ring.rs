@@ -265,6 +265,25 @@ impl BufferRing {
         unsafe { std::slice::from_raw_parts(self.ptr(from), (to.0 - from.0) as usize) }
     }
 
+    /// The bytes `[from, to)` as up to two slices, the second one starting
+    /// where the ring's memory wraps around (empty if it does not), for one
+    /// vectored write. The range must be at most the ring's size.
+    ///
+    /// # Safety
+    /// As for [`BufferRing::range`].
+    pub unsafe fn range_parts(&self, from: Lsn, to: Lsn) -> (&[u8], &[u8]) {
+        debug_assert!(from <= to && to.0 - from.0 <= self.bytes());
+        let wrap = self.contiguous_end(from);
+        if to <= wrap {
+            // SAFETY: the caller's contract; no wrap inside the range.
+            return (unsafe { self.range(from, to) }, &[]);
+        }
+        // SAFETY: the caller's contract; `[from, wrap)` ends at the ring's
+        // end and `[wrap, to)` starts at its beginning, and together they
+        // are at most the ring's size, so they do not overlap.
+        unsafe { (self.range(from, wrap), self.range(wrap, to)) }
+    }
+
     /// The first LSN after `from` at which the ring's memory wraps around.
     pub fn contiguous_end(&self, from: Lsn) -> Lsn {
         let page = from.0 / PAGE_SIZE;

@@ -2,10 +2,11 @@
 
 use std::fs;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
+use super::storage::{write_parts_in_turn, FileSyncMode, OpenOptions, Storage, StorageFile};
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
 /// `pwrite(2)`) and `O_DSYNC`/`O_SYNC` from [`FileSyncMode`].
@@ -93,6 +94,60 @@ impl StorageFile for FsFile {
         self.file.write_at(buf, offset)
     }
 
+    /// One `pwritev(2)` for all the parts (looping on short writes).
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], mut offset: u64) -> io::Result<()> {
+        /// Parts one call takes; more are rare, and written in turn.
+        const MAX_PARTS: usize = 4;
+        if bufs.len() > MAX_PARTS {
+            return write_parts_in_turn(self, bufs, offset);
+        }
+        let mut parts: [&[u8]; MAX_PARTS] = [&[]; MAX_PARTS];
+        parts[..bufs.len()].copy_from_slice(bufs);
+        let mut first = 0;
+        while first < bufs.len() {
+            if parts[first].is_empty() {
+                first += 1;
+                continue;
+            }
+            let iov: [libc::iovec; MAX_PARTS] = std::array::from_fn(|i| libc::iovec {
+                iov_base: parts[i].as_ptr() as *mut libc::c_void,
+                iov_len: parts[i].len(),
+            });
+            let at = libc::off_t::try_from(offset)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "offset out of range"))?;
+            let count = (bufs.len() - first) as libc::c_int;
+            // SAFETY: `iov[first..]` describes `count` slices borrowed for
+            // the duration of the call; pwritev only reads them, and the
+            // descriptor is kept open by `self.file`.
+            let n =
+                unsafe { libc::pwritev(self.file.as_raw_fd(), iov[first..].as_ptr(), count, at) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    format!("write at offset {offset} made no progress"),
+                ));
+            }
+            let mut done = n as usize;
+            offset += done as u64;
+            while done > 0 && first < bufs.len() {
+                let take = done.min(parts[first].len());
+                parts[first] = &parts[first][take..];
+                done -= take;
+                if parts[first].is_empty() {
+                    first += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn sync_data(&self) -> io::Result<()> {
         self.file.sync_data()
     }
@@ -133,7 +188,6 @@ impl StorageFile for FsFile {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsRawFd;
 
     /// The file status flags of an open file (`fcntl(F_GETFL)`).
     fn status_flags(file: &fs::File) -> libc::c_int {
@@ -166,18 +220,21 @@ mod tests {
         let file = fs.open(&a, &opts).unwrap();
         file.write_all_at(b"world", 6).unwrap();
         file.write_all_at(b"hello ", 0).unwrap();
+        file.write_all_vectored_at(&[b"wo", b"", b"rld!"], 6)
+            .unwrap();
+        file.write_all_vectored_at(&[b"!"], 11).unwrap();
         file.sync_data().unwrap();
-        assert_eq!(file.len().unwrap(), 11);
-        let mut buf = [0u8; 11];
+        assert_eq!(file.len().unwrap(), 12);
+        let mut buf = [0u8; 12];
         file.read_exact_at(&mut buf, 0).unwrap();
-        assert_eq!(&buf, b"hello world");
+        assert_eq!(&buf, b"hello world!");
         file.allocate(64 << 10).unwrap();
         assert_eq!(file.len().unwrap(), 64 << 10);
         let mut zeros = [1u8; 16];
         file.read_exact_at(&mut zeros, 32 << 10).unwrap();
         assert_eq!(zeros, [0u8; 16]);
         file.read_exact_at(&mut buf, 0).unwrap();
-        assert_eq!(&buf, b"hello world");
+        assert_eq!(&buf, b"hello world!");
         file.set_len(5).unwrap();
         assert_eq!(file.len().unwrap(), 5);
         let again = fs.open(&a, &opts).unwrap_err();

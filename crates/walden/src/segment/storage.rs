@@ -172,6 +172,15 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// Writes the parts of `bufs` back to back from `offset`, in one
+    /// vectored write (`pwritev(2)`) where the storage has one. The default
+    /// writes the parts in turn with [`StorageFile::write_all_at`]; a crash
+    /// during a vectored write may leave any prefix of it, as with these
+    /// writes, so fault-injecting storage models it with the default.
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
+        write_parts_in_turn(self, bufs, offset)
+    }
+
     /// Fills all of `buf` from `offset`, looping on short reads and retrying
     /// on [`io::ErrorKind::Interrupted`]. Reaching the end of the file first
     /// is an [`io::ErrorKind::UnexpectedEof`] error.
@@ -229,6 +238,20 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
             "this storage cannot allocate space without writing (no fallocate)",
         ))
     }
+}
+
+/// Writes the parts of `bufs` back to back from `offset`, one
+/// [`StorageFile::write_all_at`] each.
+pub(crate) fn write_parts_in_turn<F: StorageFile + ?Sized>(
+    file: &F,
+    bufs: &[&[u8]],
+    mut offset: u64,
+) -> io::Result<()> {
+    for buf in bufs {
+        file.write_all_at(buf, offset)?;
+        offset += buf.len() as u64;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

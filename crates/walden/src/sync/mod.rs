@@ -42,12 +42,14 @@ primitives_from!(shuttle);
 primitives_from!(std);
 
 pub mod backoff;
+pub mod commit_queue;
 pub mod read_biased;
 #[cfg(all(test, shuttle))]
 pub(crate) mod shuttle_support;
 pub mod spinlock;
 pub mod wait_queue;
 
+pub use commit_queue::{CommitQueue, Turn};
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;

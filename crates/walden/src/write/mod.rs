@@ -1,105 +1,55 @@
 //! The writer: writes finished pages from the buffer ring to segment files
-//! and makes them durable, one thread at a time for everyone.
+//! and makes them durable, for everyone.
 //!
 //! PostgreSQL: `XLogWrite`, `XLogFlush`, `WALWriteLock`, `issue_xlog_fsync`.
-//! Group commit falls out of the lock: while one thread writes and syncs,
-//! the others queue on the writer lock; the next holder writes everything
-//! finished by then, not only what it asked for, so the ones behind it find
-//! their records already durable and return without a sync.
+//! As in PostgreSQL, writing and syncing are separate positions
+//! (`LogwrtResult.Write` and `.Flush`), but here they are also separate
+//! locks: the write lock covers the open segment and the `pwrite`s that
+//! advance `written`; the sync lock serialises syncs, each of which covers
+//! exactly what was written to its file when it started, and `flushed`
+//! advances to that point only after it returns. So a thread may write what
+//! is finished while another's `fdatasync` is in flight. A finished segment
+//! is synced (under both locks) before the writer moves on to the next, so
+//! `flushed` never passes an unsynced segment.
+//!
+//! Group commit is leader/follower ([`CommitQueue`]): a flusher whose data
+//! is not durable becomes the one leader or parks under its LSN. The leader
+//! writes everything finished (not only what it asked for), syncs, wakes
+//! exactly the flushers its sync covered and ends the lead, so that the
+//! next round goes to a running thread (itself on its next flush, or a
+//! newcomer) rather than waiting for a parked one to be woken; if flushers
+//! remain parked, one of them is woken to retry, in case nobody else comes.
 //!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
 //! retry could report data durable that is not). Every later call fails
-//! and the flushed LSN never advances again.
+//! and the flushed LSN never advances again: syncs are serialised and each
+//! checks the poison flag under the sync lock before it starts.
 
 pub(crate) mod background;
+#[cfg(test)]
+mod rig;
 mod segment_supply;
 #[cfg(all(test, shuttle))]
 mod shuttle_model;
+mod stats;
 mod sync_method;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
+pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::segment::{SegmentError, StorageFile};
-use crate::sync::{AtomicBool, AtomicU64, Mutex, Ordering, WaitQueue};
-use std::sync::TryLockError;
-
-/// Number of power-of-two write-size buckets kept (8 kB ... 1 GiB and up).
-pub const WRITE_SIZE_BUCKETS: usize = 18;
-
-/// Number of power-of-two flush-group-size buckets kept (1, 2, 3–4, 5–8,
-/// ... 513–1024 flush calls, and more).
-pub const FLUSH_GROUP_BUCKETS: usize = 12;
-
-/// Index of the power-of-two bucket holding `units` (bucket `i` holds
-/// `2^(i-1) < units <= 2^i`; 0 and 1 go to bucket 0), capped at `buckets - 1`.
-fn pow2_bucket(units: u64, buckets: usize) -> usize {
-    (units.max(1).next_power_of_two().trailing_zeros() as usize).min(buckets - 1)
-}
-
-/// Counters of the writer.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WriterStats {
-    /// `write` system calls issued.
-    pub writes: u64,
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// Largest single write, bytes.
-    pub largest_write: u64,
-    /// Writes by size: bucket `i` counts writes of at most `8 KiB << i`
-    /// bytes (the last bucket counts all larger ones).
-    pub write_sizes: [u64; WRITE_SIZE_BUCKETS],
-    /// Syncs issued (fsync/fdatasync calls; with `OpenDatasync`/`OpenSync`
-    /// every write is one, counted here as well).
-    pub syncs: u64,
-    /// Time spent in syncs (and in synchronous writes).
-    pub sync_time: Duration,
-    /// Calls that wanted data durable.
-    pub flush_requests: u64,
-    /// Of those, calls that waited for another thread's flush and found
-    /// their data durable after it.
-    pub flushes_covered_by_others: u64,
-    /// Group flushes: rounds in which a flush call held the writer and
-    /// made everything finished durable, for itself and for the flush
-    /// calls it covered.
-    pub flush_groups: u64,
-    /// Flush calls served by those rounds, their leaders included: the sum
-    /// of the group sizes. Every flush call that succeeds is counted here
-    /// exactly once, as a member of the latest group flush when it found
-    /// its data durable (or, before the first one, of none: an eviction's
-    /// write made it durable), so once no flush is in progress this equals
-    /// the successful `flush_requests`.
-    pub flush_group_members: u64,
-    /// Largest group: the most flush calls one round served.
-    pub largest_flush_group: u64,
-    /// Group flushes by size: bucket `i` counts groups of more than
-    /// `2^(i-1)` and at most `2^i` flush calls (bucket 0: a leader alone;
-    /// the last bucket counts all larger ones).
-    pub flush_group_sizes: [u64; FLUSH_GROUP_BUCKETS],
-}
-
-impl WriterStats {
-    fn count_write(&mut self, n: u64) {
-        self.writes += 1;
-        self.bytes_written += n;
-        self.largest_write = self.largest_write.max(n);
-        self.write_sizes[pow2_bucket(n.div_ceil(8192), WRITE_SIZE_BUCKETS)] += 1;
-    }
-
-    fn count_flush_group(&mut self, size: u64) {
-        self.flush_groups += 1;
-        self.flush_group_members += size;
-        self.largest_flush_group = self.largest_flush_group.max(size);
-        self.flush_group_sizes[pow2_bucket(size, FLUSH_GROUP_BUCKETS)] += 1;
-    }
-}
+use crate::sync::{AtomicBool, AtomicU64, CommitQueue, Mutex, MutexGuard, Ordering, Turn};
 
 /// Why a write or flush failed.
 #[derive(Debug, thiserror::Error)]
@@ -149,40 +99,59 @@ pub trait SegmentOpener: Send + Sync {
 #[derive(Debug)]
 struct OpenSegment {
     segno: u64,
-    file: Box<dyn StorageFile>,
-    /// Written bytes not yet synced (only with Fsync/Fdatasync).
-    unsynced: bool,
+    /// Shared with a leader syncing it outside the write lock.
+    file: Arc<dyn StorageFile>,
 }
 
+/// What the write lock protects.
 #[derive(Debug, Default)]
 struct WriterState {
     open: Option<OpenSegment>,
-    /// The finished groups are counted here; the latest one is still
-    /// gathering members in [`Writer::group_members`].
+    /// Write counters (and, with `OpenDatasync`/`OpenSync`, syncs).
+    stats: WriterStats,
+}
+
+/// What the sync lock protects.
+#[derive(Debug, Default)]
+struct SyncState {
+    /// Sync counters and the finished flush groups; the latest one is
+    /// still gathering members in [`Writer::group_members`].
     stats: WriterStats,
     /// True once a group flush has happened: `group_members` then counts
     /// the latest group.
     group_open: bool,
 }
 
+/// A leader's round after its writes: what its sync is to cover.
+struct Round {
+    /// Everything below is durable once the round's sync returns.
+    covers: Lsn,
+    /// The file to sync for that, if a sync is needed.
+    file: Option<(u64, Arc<dyn StorageFile>)>,
+    /// The writes made something durable already (a finished segment's
+    /// sync, or any write with a method that needs no sync).
+    made_durable: bool,
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct Writer {
+    /// The write lock.
     state: Mutex<WriterState>,
+    /// The sync lock: one sync at a time (lock order: write, then sync).
+    syncing: Mutex<SyncState>,
     /// Everything below is written (PostgreSQL: `LogwrtResult.Write`).
     written: CachePadded<AtomicU64>,
     /// Everything below is durable (PostgreSQL: `LogwrtResult.Flush`).
     flushed: CachePadded<AtomicU64>,
     /// The highest point a flusher has asked to make durable, below which
-    /// every insertion has finished (PostgreSQL: `LogwrtRqst.Flush`). The
-    /// writer-lock holder writes up to it, so the flushers queued behind
-    /// it find their work done: this is what makes group commit work.
+    /// every insertion has finished (PostgreSQL: `LogwrtRqst.Flush`). A
+    /// leader writes up to it, so the flushers parked behind it find their
+    /// work done: this is what makes group commit work.
     requested: CachePadded<AtomicU64>,
     poisoned: AtomicBool,
-    /// True while a thread holds the writer lock.
-    busy: AtomicBool,
-    /// Flushers waiting for the lock holder to finish.
-    waiters: WaitQueue,
+    /// Flushers: the leader and the parked ones.
+    queue: CommitQueue,
     /// Flush calls that needed the writer.
     flush_requests: AtomicU64,
     /// Flush calls that waited for another thread's flush and found their
@@ -195,17 +164,23 @@ pub struct Writer {
     seg: SegmentSize,
 }
 
+/// Locks `m`, recovering it if a holder panicked (the writer's state stays
+/// consistent: a failure poisons the log before anything is reported).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Writer {
     /// A writer for a log whose bytes below `start` are already durable.
     pub fn new(method: SyncMethod, seg: SegmentSize, start: Lsn) -> Self {
         Writer {
             state: Mutex::new(WriterState::default()),
+            syncing: Mutex::new(SyncState::default()),
             written: CachePadded::new(AtomicU64::new(start.0)),
             flushed: CachePadded::new(AtomicU64::new(start.0)),
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
-            busy: AtomicBool::new(false),
-            waiters: WaitQueue::new(),
+            queue: CommitQueue::new(),
             flush_requests: AtomicU64::new(0),
             flushes_covered: AtomicU64::new(0),
             group_members: AtomicU64::new(0),
@@ -225,15 +200,15 @@ impl Writer {
     /// Everything below this LSN is durable.
     #[inline]
     pub fn flushed(&self) -> Lsn {
-        // Acquire: pairs with the Release store after the sync.
+        // Acquire: pairs with the Release RMWs after the sync.
         Lsn(self.flushed.load(Ordering::Acquire))
     }
 
     /// Fails if an earlier write or sync failed.
     #[inline]
     pub fn check(&self) -> Result<(), WriteError> {
-        // Acquire: pairs with the Release in `poison`; a caller that sees
-        // it set also sees the state left by the failure.
+        // Acquire: pairs with the SeqCst store in `poison`/`sync_to`; a
+        // caller that sees it set also sees the state left by the failure.
         if self.poisoned.load(Ordering::Acquire) {
             Err(WriteError::Poisoned)
         } else {
@@ -242,18 +217,22 @@ impl Writer {
     }
 
     /// Makes every later call fail: after a failed sync nothing more may be
-    /// reported durable (PostgreSQL: PANIC).
+    /// reported durable (PostgreSQL: PANIC). Must not be called holding the
+    /// sync lock.
     pub(crate) fn poison(&self) {
-        // SeqCst (⊇ Release, see `check`); made before notify_all so that
-        // waiting flushers wake up and fail (WaitQueue contract).
+        // SeqCst (⊇ Release, see `check`): set before the sync lock is
+        // taken below, so every later sync sees it under that lock.
         self.poisoned.store(true, Ordering::SeqCst);
-        self.waiters.notify_all();
+        // Waits out a sync in flight: once this returns, `flushed` never
+        // advances again.
+        drop(lock(&self.syncing));
+        self.queue.poison();
     }
 
     /// Asks for everything below `finished` to be made durable;
     /// `finished` must be a point below which every insertion has finished.
     pub fn request_flush(&self, finished: Lsn) {
-        // Release: a lock holder that reads this with Acquire also sees the
+        // Release: a leader that reads this with Acquire also sees the
         // record bytes the caller saw finished (it synchronised with their
         // inserters in wait_for_inserts).
         self.requested.fetch_max(finished.0, Ordering::Release);
@@ -263,10 +242,10 @@ impl Writer {
     /// if `durable`, makes them durable. `target` must be a point below
     /// which every insertion has finished.
     ///
-    /// With `durable`, once the writer lock is held `target` is raised to
-    /// the highest flush request ([`Writer::request_flush`]) and to `more()`
-    /// (everything finished by then) if those are higher: one sync then
-    /// covers every flusher queued behind this one.
+    /// With `durable`, a leader raises `target` to the highest flush request
+    /// ([`Writer::request_flush`]) and to `more()` (everything finished by
+    /// then) if those are higher: one sync then covers every flusher parked
+    /// behind it.
     ///
     /// Returns the LSN up to which the bytes are written (and durable, if
     /// asked), which is at least `target` on success.
@@ -276,197 +255,251 @@ impl Writer {
         segments: &dyn SegmentOpener,
         target: Lsn,
         durable: bool,
-        more: impl FnOnce() -> Lsn,
+        more: impl Fn() -> Lsn,
     ) -> Result<Lsn, WriteError> {
-        if durable {
-            // Relaxed: a statistic.
-            self.flush_requests.fetch_add(1, Ordering::Relaxed);
-        }
-        let mut waited = false;
-        let mut st = loop {
+        if !durable {
             self.check()?;
-            if durable && self.flushed() >= target {
-                if waited {
-                    // Relaxed: a statistic.
-                    self.flushes_covered.fetch_add(1, Ordering::Relaxed);
-                }
-                self.join_flush_group();
-                return Ok(self.flushed());
-            }
-            if !durable && self.written() >= target {
+            if self.written() >= target {
                 return Ok(self.written());
             }
-            if !durable {
-                break self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = lock(&self.state);
+            let result = self.write_locked(&mut st, ring, segments, target);
+            drop(st);
+            if result.is_err() {
+                self.poison();
             }
-            // A flusher does not queue for the lock (PostgreSQL:
-            // `LWLockAcquireOrWait`): it waits until the holder is done and
-            // then re-checks, since that holder's sync likely covered it.
-            match self.state.try_lock() {
-                Ok(st) => break st,
-                Err(TryLockError::Poisoned(e)) => break e.into_inner(),
-                Err(TryLockError::WouldBlock) => {
-                    waited = true;
-                    // SeqCst (⊇ Acquire, the WaitQueue contract): pairs with
-                    // the stores made before notify_all in `write` and
-                    // `poison`; seeing `flushed` also sees the synced data.
-                    self.waiters.wait_until(|| {
-                        !self.busy.load(Ordering::SeqCst)
-                            || self.flushed.load(Ordering::SeqCst) >= target.0
-                            || self.poisoned.load(Ordering::SeqCst)
-                    });
-                }
+            return result.map(|_| self.written());
+        }
+        // Relaxed: a statistic.
+        self.flush_requests.fetch_add(1, Ordering::Relaxed);
+        let mut waited = false;
+        loop {
+            self.check()?;
+            if self.flushed() >= target {
+                return Ok(self.joined(waited));
             }
-        };
-        // Relaxed: only a hint for waiters; one that misses it tries the
-        // lock, fails and waits again, and the release below wakes it.
-        self.busy.store(true, Ordering::Relaxed);
-        let result = self.write_holding(&mut st, ring, segments, target, durable, more);
-        drop(st);
-        // SeqCst (⊇ Release): made before notify_all (WaitQueue contract),
-        // after the Release stores of `written`/`flushed` under the lock.
-        self.busy.store(false, Ordering::SeqCst);
-        self.waiters.notify_all();
-        result
+            let ready = || {
+                // Acquire (the CommitQueue contract): pairs with the Release
+                // RMWs of `flushed` and the SeqCst poison store.
+                self.flushed.load(Ordering::Acquire) >= target.0
+                    || self.poisoned.load(Ordering::Acquire)
+            };
+            match self.queue.enter(target.0, ready) {
+                Turn::Lead => return self.lead(ring, segments, target, more, waited),
+                Turn::Covered => waited = true,
+                Turn::Ready => {}
+                Turn::Poisoned => return Err(WriteError::Poisoned),
+            }
+        }
     }
 
-    fn write_holding(
+    /// A flush call found its data durable without making it so itself:
+    /// counts it and returns the durable point.
+    fn joined(&self, waited: bool) -> Lsn {
+        if waited {
+            // Relaxed: a statistic.
+            self.flushes_covered.fetch_add(1, Ordering::Relaxed);
+        }
+        self.join_flush_group();
+        self.flushed()
+    }
+
+    /// One round as the leader: write, sync, wake the flushers the sync
+    /// covered and end the lead (see [`CommitQueue`]).
+    fn lead(
+        &self,
+        ring: &BufferRing,
+        segments: &dyn SegmentOpener,
+        target: Lsn,
+        more: impl Fn() -> Lsn,
+        waited: bool,
+    ) -> Result<Lsn, WriteError> {
+        let round = self.write_round(&mut lock(&self.state), ring, segments, target, &more);
+        let round = match round {
+            Ok(round) => round,
+            Err(e) => {
+                // Wakes every parked flusher; the lead ends with it.
+                self.poison();
+                return Err(e);
+            }
+        };
+        let mut sync = lock(&self.syncing);
+        let synced = match &round.file {
+            Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
+            None => self.check().map(|()| false),
+        };
+        let led = matches!(synced, Ok(true)) || (synced.is_ok() && round.made_durable);
+        if led {
+            self.lead_flush_group(&mut sync);
+        }
+        drop(sync);
+        if let Err(e) = synced {
+            self.poison();
+            return Err(e);
+        }
+        self.queue.release_covered(self.flushed().0);
+        if led {
+            Ok(self.flushed())
+        } else {
+            // Another thread's sync (or a finished segment's) covered it.
+            Ok(self.joined(waited))
+        }
+    }
+
+    /// A leader's writes, under the write lock: everything finished, and
+    /// what the round's sync must then cover.
+    fn write_round(
         &self,
         st: &mut WriterState,
         ring: &BufferRing,
         segments: &dyn SegmentOpener,
         target: Lsn,
-        durable: bool,
-        more: impl FnOnce() -> Lsn,
-    ) -> Result<Lsn, WriteError> {
+        more: &impl Fn() -> Lsn,
+    ) -> Result<Round, WriteError> {
         self.check()?;
-        if durable && self.flushed() >= target {
-            self.join_flush_group();
-            return Ok(self.flushed());
+        let flushed = self.flushed();
+        if flushed >= target {
+            return Ok(Round {
+                covers: flushed,
+                file: None,
+                made_durable: false,
+            });
         }
-        if !durable && self.written() >= target {
-            return Ok(self.written());
-        }
-        let target = if durable {
-            // Acquire: pairs with the Release in request_flush.
-            target
-                .max(more())
-                .max(Lsn(self.requested.load(Ordering::Acquire)))
-        } else {
-            target
-        };
-        let result = self.write_locked(st, ring, segments, target, durable);
-        if result.is_err() {
-            self.poison();
-            // Close the file: after a failure nothing more goes through it.
-            st.open = None;
-        } else if durable {
-            self.lead_flush_group(st);
-        }
-        result.map(|()| {
-            if durable {
-                self.flushed()
-            } else {
-                self.written()
+        // Acquire: pairs with the Release in request_flush.
+        let requested = Lsn(self.requested.load(Ordering::Acquire));
+        let target = target.max(more()).max(requested);
+        let made_durable = self.write_locked(st, ring, segments, target)?;
+        let covers = self.written();
+        let file = match &st.open {
+            Some(open) if self.method.syncs() && self.flushed() < covers => {
+                Some((open.segno, open.file.clone()))
             }
+            _ => None,
+        };
+        Ok(Round {
+            covers,
+            file,
+            made_durable,
         })
     }
 
+    /// Under the write lock: writes up to `target` (nothing if the written
+    /// point is there already), one write per contiguous run within a segment
+    /// (two parts in one vectored write across the ring's wrap), syncing
+    /// each segment it finishes. Returns true if that made anything durable
+    /// (a segment sync, or any write with a method that needs no sync).
     fn write_locked(
         &self,
         st: &mut WriterState,
         ring: &BufferRing,
         segments: &dyn SegmentOpener,
         target: Lsn,
-        durable: bool,
-    ) -> Result<(), WriteError> {
+    ) -> Result<bool, WriteError> {
+        // Under the write lock: a failed write before it was taken is seen.
+        self.check()?;
         let mut pos = self.written();
+        let mut made_durable = false;
         while pos < target {
             let segno = self.seg.segno(pos);
             let seg_end = self.seg.segment_start(segno + 1);
-            let end = target.min(seg_end).min(ring.contiguous_end(pos));
-            if st.open.as_ref().map(|o| o.segno) != Some(segno) {
-                self.finish_segment(st)?;
-                let file = segments.open_segment(segno, self.method)?;
-                segments.entered_segment(segno);
-                st.open = Some(OpenSegment {
-                    segno,
-                    file,
-                    unsynced: false,
-                });
-            }
-            let Some(open) = st.open.as_mut() else {
-                unreachable!("a segment was opened just above")
+            let end = target.min(seg_end);
+            let open = match &st.open {
+                Some(open) if open.segno == segno => open,
+                _ => {
+                    made_durable |= self.finish_segment(st)?;
+                    let file = segments.open_segment(segno, self.method)?;
+                    segments.entered_segment(segno);
+                    st.open.insert(OpenSegment {
+                        segno,
+                        file: Arc::from(file),
+                    })
+                }
             };
             // SAFETY: every insertion below `target` has finished (caller's
             // contract), and slots are not re-initialised before `written`
-            // passes their page, which happens only below.
-            let bytes = unsafe { ring.range(pos, end) };
+            // passes their page, which happens only below; so the range is
+            // at most the ring's size.
+            let (first, second) = unsafe { ring.range_parts(pos, end) };
             let offset = self.seg.offset(pos);
             let started = Instant::now();
-            open.file
-                .write_all_at(bytes, offset)
-                .map_err(|source| WriteError::Write {
-                    segno,
-                    offset,
-                    source,
-                })?;
-            st.stats.count_write(bytes.len() as u64);
+            let written = if second.is_empty() {
+                open.file.write_all_at(first, offset)
+            } else {
+                open.file.write_all_vectored_at(&[first, second], offset)
+            };
+            written.map_err(|source| WriteError::Write {
+                segno,
+                offset,
+                source,
+            })?;
+            st.stats.count_write(end.0 - pos.0);
             if self.method.sync_on_write() {
                 st.stats.syncs += 1;
                 st.stats.sync_time += started.elapsed();
-            } else if self.method.syncs() {
-                open.unsynced = true;
             }
             pos = end;
             // Release: publishes that the ring slots below `pos` are free
             // to re-initialise (the bytes are out of them).
             self.written.store(pos.0, Ordering::Release);
             if !self.method.syncs() {
+                made_durable = true;
                 // Release: nothing more to do for durability with these
                 // methods (OpenDatasync/OpenSync writes are durable, None
-                // promises nothing).
-                self.flushed.store(pos.0, Ordering::Release);
+                // promises nothing). An RMW, as every change of `flushed`.
+                self.flushed.fetch_max(pos.0, Ordering::Release);
             }
             if pos == seg_end {
                 // PostgreSQL fsyncs a segment as soon as it is finished.
-                self.finish_segment(st)?;
+                made_durable |= self.finish_segment(st)?;
             }
         }
-        if durable {
-            self.sync_open(st)?;
-        }
-        Ok(())
+        Ok(made_durable)
     }
 
-    /// Syncs the open segment if it has unsynced writes, then publishes the
-    /// written point as flushed.
-    fn sync_open(&self, st: &mut WriterState) -> Result<(), WriteError> {
-        if let Some(open) = st.open.as_mut() {
-            if open.unsynced {
-                let started = Instant::now();
-                self.method
-                    .sync(open.file.as_ref())
-                    .map_err(|source| WriteError::Sync {
-                        method: self.method,
-                        segno: open.segno,
-                        source,
-                    })?;
-                st.stats.syncs += 1;
-                st.stats.sync_time += started.elapsed();
-                open.unsynced = false;
-            }
-        }
-        // Release: the bytes below `written` are durable now.
-        self.flushed.store(self.written().0, Ordering::Release);
-        Ok(())
+    /// Syncs the open segment up to the written point if that is not
+    /// durable yet, and closes it. Returns true if it synced.
+    fn finish_segment(&self, st: &mut WriterState) -> Result<bool, WriteError> {
+        let Some(open) = st.open.take() else {
+            return Ok(false);
+        };
+        let mut sync = lock(&self.syncing);
+        self.sync_to(&mut sync, open.file.as_ref(), open.segno, self.written())
     }
 
-    /// Syncs and closes the open segment.
-    fn finish_segment(&self, st: &mut WriterState) -> Result<(), WriteError> {
-        self.sync_open(st)?;
-        st.open = None;
-        Ok(())
+    /// Under the sync lock: unless everything below `upto` is durable
+    /// already, syncs `file` (segment `segno`, which holds the bytes just
+    /// below `upto`, every earlier segment being synced), then publishes
+    /// `upto` as flushed. Returns true if it synced. A failure poisons the
+    /// writer before the sync lock is released.
+    fn sync_to(
+        &self,
+        sync: &mut SyncState,
+        file: &dyn StorageFile,
+        segno: u64,
+        upto: Lsn,
+    ) -> Result<bool, WriteError> {
+        // Under the sync lock: a poison set before it was taken is seen.
+        self.check()?;
+        if !self.method.syncs() || self.flushed() >= upto {
+            return Ok(false);
+        }
+        let started = Instant::now();
+        if let Err(source) = self.method.sync(file) {
+            // SeqCst, as in `poison` (the caller completes it): the next
+            // sync, after this lock, sees it.
+            self.poisoned.store(true, Ordering::SeqCst);
+            return Err(WriteError::Sync {
+                method: self.method,
+                segno,
+                source,
+            });
+        }
+        sync.stats.syncs += 1;
+        sync.stats.sync_time += started.elapsed();
+        // Release: the bytes below `upto` are durable now. An RMW so that
+        // `flushed` never goes back.
+        self.flushed.fetch_max(upto.0, Ordering::Release);
+        Ok(true)
     }
 
     /// Counts a flush call that found its data durable without making it
@@ -477,36 +510,46 @@ impl Writer {
         self.group_members.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Called by the writer-lock holder after its round made everything
-    /// finished durable: closes the previous group and opens its own, with
+    /// Called by a leader, under the sync lock, after its round made its
+    /// data durable: closes the previous group and opens its own, with
     /// itself as the first member.
-    fn lead_flush_group(&self, st: &mut WriterState) {
-        if st.group_open {
+    fn lead_flush_group(&self, sync: &mut SyncState) {
+        if sync.group_open {
             // Relaxed: a statistic; the swap is an RMW, so no member's
             // increment is lost between the old group and the new one.
             let previous = self.group_members.swap(1, Ordering::Relaxed);
-            st.stats.count_flush_group(previous);
+            sync.stats.count_flush_group(previous);
         } else {
             // The first group also takes the flush calls that found their
             // data durable before it (made so by a segment finished during
             // an eviction). Relaxed: a statistic, as above.
             self.group_members.fetch_add(1, Ordering::Relaxed);
-            st.group_open = true;
+            sync.group_open = true;
         }
     }
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> WriterStats {
-        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut stats = st.stats.clone();
+        let st = lock(&self.state);
+        let sync = lock(&self.syncing);
+        let mut stats = WriterStats {
+            syncs: st.stats.syncs + sync.stats.syncs,
+            sync_time: st.stats.sync_time + sync.stats.sync_time,
+            flush_groups: sync.stats.flush_groups,
+            flush_group_members: sync.stats.flush_group_members,
+            largest_flush_group: sync.stats.largest_flush_group,
+            flush_group_sizes: sync.stats.flush_group_sizes,
+            ..st.stats.clone()
+        };
         // Relaxed: a statistic; the latest group as it stands now.
         let latest = self.group_members.load(Ordering::Relaxed);
-        if st.group_open {
+        if sync.group_open {
             stats.count_flush_group(latest);
         } else {
             // Served before any group flush: members, but of no group yet.
             stats.flush_group_members += latest;
         }
+        drop(sync);
         drop(st);
         // Relaxed: statistics.
         stats.flush_requests = self.flush_requests.load(Ordering::Relaxed);

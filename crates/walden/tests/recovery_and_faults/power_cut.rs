@@ -102,6 +102,10 @@ struct Life<'a> {
     /// Everything below is acknowledged durable.
     durable: Lsn,
     boot: u64,
+    /// `Some(n)`: every boot runs `n` committers, each flushing every
+    /// record it inserts (group commit under a herd), instead of 1 to 4
+    /// threads flushing now and then.
+    committers: Option<u64>,
     totals: &'a Totals,
 }
 
@@ -124,6 +128,7 @@ impl<'a> Life<'a> {
             model: BTreeMap::new(),
             durable: Lsn::INVALID,
             boot: 0,
+            committers: None,
             totals,
         }
     }
@@ -153,7 +158,9 @@ impl<'a> Life<'a> {
     /// the power after it.
     fn boot_and_cut(&mut self, wal: Wal) {
         self.boot += 1;
-        let threads = 1 + self.rng.below(4);
+        let drawn = 1 + self.rng.below(4);
+        let threads = self.committers.unwrap_or(drawn);
+        let always_flush = self.committers.is_some();
         let ops_per_thread = 10 + self.rng.below(50);
         let cut_after = 1 + self.rng.below(80);
         self.sim.arm_power_cut(cut_after);
@@ -194,10 +201,20 @@ impl<'a> Life<'a> {
                                 len,
                             },
                         ));
-                        if rng.one_in(3) {
+                        if rng.one_in(3) || always_flush {
+                            let before = wal.flushed();
                             match wal.flush(span.end) {
-                                // Relaxed: read after the threads are joined.
-                                Ok(upto) => drop(acked.fetch_max(upto.0, Ordering::Relaxed)),
+                                Ok(upto) => {
+                                    let now = wal.flushed();
+                                    assert!(
+                                        span.end <= upto && upto <= now && before <= now,
+                                        "flush to {} returned {upto}; durable point {before}, \
+                                         then {now}",
+                                        span.end
+                                    );
+                                    // Relaxed: read after the threads are joined.
+                                    acked.fetch_max(upto.0, Ordering::Relaxed);
+                                }
                                 Err(_) => return,
                             }
                         }
@@ -411,6 +428,40 @@ impl WaldumpSchedule {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         unusual || ticket % self.every == 0
     }
+}
+
+/// Group commit under a herd: lives whose boots run many committers, each
+/// flushing every record, with a power cut in the middle; every flush
+/// returns a durable point at or past its record that the log's durable
+/// point has reached and never goes back from, and nothing acknowledged is
+/// lost. `WALDEN_COMMITTERS` sets the number of threads (default 64),
+/// `WALDEN_COMMITTER_CUTS` the cuts (default 40).
+#[test]
+fn power_cuts_under_many_committers_lose_nothing_acknowledged() {
+    let totals = Totals::default();
+    let waldump = WaldumpSchedule::from_env();
+    let committers = count_from_env("WALDEN_COMMITTERS", 64);
+    let cuts = count_from_env("WALDEN_COMMITTER_CUTS", 40);
+    let base = seed_from_env("WALDEN_POWER_CUT_BASE");
+    for i in 0..cuts.div_ceil(CUTS_PER_LIFE) {
+        let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut life = Life::new(seed, &totals);
+        life.committers = Some(committers);
+        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
+            panic!(
+                "life seed {seed} ({:?}, sync {}), {committers} committers: {e}",
+                life.config.format, life.config.sync_method
+            );
+        }
+    }
+    println!(
+        "{committers} committers: {} power cuts ({} mid-workload), {} records acknowledged and \
+         verified, 0 lost",
+        totals.get(&totals.cuts),
+        totals.get(&totals.cuts_mid_workload),
+        totals.get(&totals.acked_verified)
+    );
+    assert!(totals.get(&totals.acked_verified) > 0);
 }
 
 #[test]

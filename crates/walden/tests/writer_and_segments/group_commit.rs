@@ -1,18 +1,32 @@
 //! Group commit: one sync serves every thread waiting to flush.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use walden::{Config, Record, Stats, SyncMethod, Wal};
+use crate::support::wal::{payload, read_all};
+use walden::{Config, Lsn, Record, Stats, SyncMethod, Wal};
+
+/// A new log with `config`, `Fdatasync` and no background writer: only
+/// the committers flush (one in progress at the last snapshot would be a
+/// request not yet served), so the counters add up exactly.
+fn committers_log(config: Config) -> (tempfile::TempDir, Arc<Wal>) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        sync_method: SyncMethod::Fdatasync,
+        writer_delay: None,
+        ..config
+    };
+    let wal = Arc::new(Wal::create(dir.path(), config).unwrap());
+    (dir, wal)
+}
 
 #[test]
 fn thirty_two_committers_share_syncs() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
+    let (_dir, wal) = committers_log(Config {
         segment_size: 16 << 20,
-        sync_method: SyncMethod::Fdatasync,
         ..Config::default()
-    };
-    let wal = Arc::new(Wal::create(dir.path(), config).unwrap());
+    });
     let before = wal.stats();
     let (threads, per_thread) = (32u64, 40u64);
     std::thread::scope(|s| {
@@ -41,6 +55,81 @@ fn thirty_two_committers_share_syncs() {
         "{syncs} syncs for {commits} commits: no group commit"
     );
     check_flush_groups(&before, &after, syncs, covered);
+}
+
+/// A herd of committers on a small ring and small segments (runs across
+/// the ring's wrap, segment switches with syncs in flight): every commit
+/// returns with its record durable, the durable point never goes back, the
+/// flush-group counters add up, and reading the log back finds every
+/// acknowledged record intact.
+#[test]
+fn a_herd_of_committers_loses_nothing_and_the_durable_point_only_advances() {
+    let (dir, wal) = committers_log(Config {
+        segment_size: 1 << 20,
+        buffers: 16 * 8192,
+        ..Config::default()
+    });
+    let before = wal.stats();
+    let (threads, per_thread) = (192u32, 12u32);
+    let done = AtomicBool::new(false);
+    let acked: Vec<Vec<(Lsn, Vec<u8>)>> = std::thread::scope(|s| {
+        let observer = s.spawn(|| {
+            let mut last = wal.flushed();
+            // Relaxed: only ends the loop; each read of `flushed` is checked.
+            while !done.load(Ordering::Relaxed) {
+                let now = wal.flushed();
+                assert!(
+                    now >= last,
+                    "the durable point went back from {last} to {now}"
+                );
+                last = now;
+                std::thread::yield_now();
+            }
+        });
+        let committers: Vec<_> = (0..threads)
+            .map(|t| {
+                let wal = wal.clone();
+                s.spawn(move || {
+                    (0..per_thread)
+                        .map(|i| {
+                            // 100 B to 12 KiB: records span pages, and runs
+                            // wrap around the 16-page ring.
+                            let len = 100 + (t as usize * 7919 + i as usize * 104_729) % 12_000;
+                            let data = payload(t, i, len);
+                            let span = wal.insert_span(&Record::new(128, 0, data.clone())).unwrap();
+                            let upto = wal.flush(span.end).unwrap();
+                            assert!(upto >= span.end && wal.flushed() >= span.end);
+                            (span.start, data)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let acked = committers.into_iter().map(|h| h.join().unwrap()).collect();
+        // Relaxed: the scope's join orders the observer's last reads.
+        done.store(true, Ordering::Relaxed);
+        observer.join().unwrap();
+        acked
+    });
+    let after = wal.stats();
+    let commits = u64::from(threads * per_thread);
+    let requests = after.writer.flush_requests - before.writer.flush_requests;
+    let members = after.writer.flush_group_members - before.writer.flush_group_members;
+    // Commits that found their record durable already never ask the
+    // writer; each one that does is a member of exactly one group.
+    assert!(requests <= commits, "{requests} flush calls");
+    assert_eq!(members, requests, "{:?}", after.writer);
+    assert!(after.writer.syncs - before.writer.syncs < commits);
+    drop(wal);
+    let (records, _) = read_all(dir.path());
+    let by_lsn: HashMap<Lsn, Vec<u8>> = records
+        .iter()
+        .filter(|r| r.header.rmid == 128)
+        .map(|r| (r.lsn, r.decode_body().unwrap().main_data.to_vec()))
+        .collect();
+    for (lsn, data) in acked.iter().flatten() {
+        assert_eq!(by_lsn.get(lsn), Some(data), "acknowledged record at {lsn}");
+    }
 }
 
 /// What the flush-group counters must say about a run of committers with

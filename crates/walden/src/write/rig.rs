@@ -1,0 +1,87 @@
+//! A writer over a small ring on the simulated storage, without the rest of
+//! the log: what the writer's unit tests and its shuttle model run.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::buffer::{BufferRing, PageIdentity};
+use crate::format::WalFormat;
+use crate::lsn::{Lsn, SegmentSize, MIN_SEGMENT_SIZE, PAGE_SIZE};
+use crate::segment::{
+    FileOp, IoFailure, SegmentError, SegmentFiles, SimStorage, Storage, StorageFile,
+};
+
+/// The rig's segment size, the smallest.
+const SEGMENT: SegmentSize = match SegmentSize::new(MIN_SEGMENT_SIZE) {
+    Ok(seg) => seg,
+    Err(_) => panic!("the minimum segment size is valid"),
+};
+
+use super::{SegmentOpener, SyncMethod, Writer};
+
+/// Segment files as a writer's opener, without a preallocator: a missing
+/// segment is created zero-filled when the writer enters it.
+impl SegmentOpener for SegmentFiles {
+    fn open_segment(
+        &self,
+        segno: u64,
+        method: SyncMethod,
+    ) -> Result<Box<dyn StorageFile>, SegmentError> {
+        if !self.exists(segno)? {
+            self.create_zeroed(segno)?;
+        }
+        self.open_for_write(segno, method.file_mode())
+    }
+
+    fn entered_segment(&self, _segno: u64) {}
+}
+
+/// A ring, a writer and 1 MiB segment files on a simulated disk.
+#[derive(Debug)]
+pub struct WriterRig {
+    /// The simulated disk (for fault injection: the shuttle model fails a
+    /// sync through it).
+    #[cfg_attr(not(shuttle), allow(dead_code))]
+    pub sim: SimStorage,
+    /// The ring, its pages from `start` on initialised.
+    pub ring: BufferRing,
+    /// The writer, everything below `start` durable.
+    pub writer: Writer,
+    /// The segment files, segment 1 created zero-filled.
+    pub files: SegmentFiles,
+    /// Where the log starts: `start_page` pages into segment 1.
+    pub start: Lsn,
+}
+
+impl WriterRig {
+    /// A ring of `pages` pages holding the pages from `start_page` pages
+    /// into segment 1 on, and a writer with `method`.
+    pub fn new(pages: u64, start_page: u64, method: SyncMethod) -> Result<Self, SegmentError> {
+        let sim = SimStorage::new(1);
+        let dir = Path::new("/wal");
+        sim.create_dir_all(dir)
+            .map_err(|e| IoFailure::new(FileOp::CreateDir, dir, e))?;
+        let seg = SEGMENT;
+        let id = PageIdentity {
+            timeline: 1,
+            system_id: 1,
+            format: WalFormat::Postgres15,
+        };
+        let ring = BufferRing::new(pages as usize, seg, id);
+        let start = Lsn(seg.segment_start(1).0 + start_page * PAGE_SIZE);
+        for i in 0..pages {
+            // SAFETY: the ring is not shared yet.
+            unsafe { ring.init_page(Lsn(start.0 + i * PAGE_SIZE), 0) };
+        }
+        let files = SegmentFiles::new(Arc::new(sim.clone()) as Arc<dyn Storage>, dir, seg, 1);
+        // Created up front: the rig is for the writer, not segment creation.
+        files.create_zeroed(1)?;
+        Ok(WriterRig {
+            sim,
+            ring,
+            writer: Writer::new(method, seg, start),
+            files,
+            start,
+        })
+    }
+}

@@ -1,0 +1,66 @@
+//! The writer alone, on the simulated storage.
+
+use super::rig::WriterRig;
+use super::*;
+use crate::lsn::PAGE_SIZE;
+use crate::segment::FileSyncMode;
+
+#[test]
+fn a_run_across_the_rings_wrap_is_one_write_in_lsn_order() {
+    let pages = 4;
+    // Two pages before the ring's end: the run wraps after two pages.
+    let rig = WriterRig::new(pages, 2, SyncMethod::Fdatasync).unwrap();
+    let (ring, writer, start) = (&rig.ring, &rig.writer, rig.start);
+    assert!(ring.contiguous_end(start) < Lsn(start.0 + pages * PAGE_SIZE));
+    let end = Lsn(start.0 + pages * PAGE_SIZE);
+    writer.request_flush(end);
+    assert_eq!(
+        writer.write(ring, &rig.files, end, true, || end).unwrap(),
+        end
+    );
+    let stats = writer.stats();
+    assert_eq!(stats.writes, 1, "{stats:?}");
+    assert_eq!(stats.bytes_written, pages * PAGE_SIZE);
+    assert_eq!(stats.largest_write, pages * PAGE_SIZE);
+    assert_eq!(stats.syncs, 1);
+    assert_eq!((stats.flush_groups, stats.flush_group_members), (1, 1));
+    // Each page landed at its own offset: its header names its address.
+    let file = rig.files.open_for_write(1, FileSyncMode::None).unwrap();
+    let seg = rig.files.segment_size();
+    for i in 0..pages {
+        let page = Lsn(start.0 + i * PAGE_SIZE);
+        let mut addr = [0u8; 8];
+        file.read_exact_at(&mut addr, seg.offset(page) + 8).unwrap();
+        assert_eq!(Lsn(u64::from_le_bytes(addr)), page, "page {i}");
+    }
+}
+
+#[test]
+fn a_flusher_whose_data_is_durable_neither_writes_nor_leads() {
+    let rig = WriterRig::new(4, 0, SyncMethod::Fdatasync).unwrap();
+    let end = Lsn(rig.start.0 + PAGE_SIZE);
+    let flush = || rig.writer.write(&rig.ring, &rig.files, end, true, || end);
+    assert_eq!(flush().unwrap(), end);
+    assert_eq!(flush().unwrap(), end);
+    let stats = rig.writer.stats();
+    assert_eq!((stats.writes, stats.syncs), (1, 1), "{stats:?}");
+    assert_eq!(stats.flush_requests, 2);
+    assert_eq!((stats.flush_groups, stats.flush_group_members), (1, 2));
+}
+
+#[test]
+fn after_a_poison_nothing_is_written_or_reported_durable() {
+    let rig = WriterRig::new(4, 0, SyncMethod::Fdatasync).unwrap();
+    let (writer, start) = (&rig.writer, rig.start);
+    writer.poison();
+    let end = Lsn(start.0 + PAGE_SIZE);
+    assert!(matches!(
+        writer.write(&rig.ring, &rig.files, end, true, || end),
+        Err(WriteError::Poisoned)
+    ));
+    assert!(writer
+        .write(&rig.ring, &rig.files, end, false, || end)
+        .is_err());
+    assert_eq!((writer.written(), writer.flushed()), (start, start));
+    assert_eq!(writer.stats().writes, 0);
+}
