@@ -18,7 +18,9 @@
 //! exactly the flushers its sync covered and ends the lead, so that the
 //! next round goes to a running thread (itself on its next flush, or a
 //! newcomer) rather than waiting for a parked one to be woken; if flushers
-//! remain parked, one of them is woken to retry, in case nobody else comes.
+//! remain parked, one of them is woken to retry, in case nobody else comes
+//! (the last one parked after a short grace, so that the returning leader's
+//! next round can take its record in).
 //!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
