@@ -402,13 +402,18 @@ mod loom_tests {
         }
     }
 
+    /// Checks `f` under loom with at most two preemptions per execution.
+    fn bounded_model(f: impl Fn() + Sync + Send + 'static) {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(2);
+        builder.check(f);
+    }
+
     /// Three flushers with different targets all return with their target
     /// durable: nobody is left parked.
     #[test]
     fn every_flusher_is_covered_or_leads() {
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(2);
-        builder.check(|| {
+        bounded_model(|| {
             let log = Arc::new(Log::new());
             let handles: Vec<_> = [2u64, 3]
                 .into_iter()
@@ -431,9 +436,7 @@ mod loom_tests {
     /// nobody is left parked.
     #[test]
     fn two_committers_flushing_in_turn() {
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(2);
-        builder.check(|| {
+        bounded_model(|| {
             let log = Arc::new(Log::new());
             let log2 = log.clone();
             let t = thread::spawn(move || {
