@@ -51,6 +51,16 @@ impl Policy {
         yields: u32::MAX,
         sleep_cap_us: None,
     };
+
+    /// Spinning before parking (the wait queue, the commit queue): 200
+    /// relaxes, a few microseconds, well under the cost of a wake-up; no
+    /// yields, then the caller parks.
+    pub const SPIN_THEN_PARK: Policy = Policy {
+        spin_steps: if cfg!(loom) { 1 } else { 200 },
+        doubling: false,
+        yields: 0,
+        sleep_cap_us: None,
+    };
 }
 
 /// One wait in progress, stepped by [`Backoff::snooze`]; see the module docs.

@@ -50,15 +50,6 @@ use std::collections::BTreeMap;
 use super::backoff::{Backoff, Policy};
 use super::{Arc, AtomicU32, Condvar, Mutex, Ordering};
 
-/// Spins before parking, as [`super::WaitQueue`] does: a wake-up costs tens
-/// of microseconds, a few microseconds of spinning may save it.
-const BEFORE_PARKING: Policy = Policy {
-    spin_steps: if cfg!(loom) { 1 } else { 200 },
-    doubling: false,
-    yields: 0,
-    sleep_cap_us: None,
-};
-
 /// A woken retrier's one step before it enters again: the shortest sleep
 /// (in practice the OS's timer slack, tens of microseconds), so that the
 /// leader that just released, back with its next flush, leads the round
@@ -122,7 +113,7 @@ impl Waiter {
 
     /// Waits for a verdict and returns it.
     fn wait(&self) -> u32 {
-        let mut backoff = Backoff::new(BEFORE_PARKING);
+        let mut backoff = Backoff::new(Policy::SPIN_THEN_PARK);
         while !backoff.is_completed() {
             if let Some(turn) = self.verdict() {
                 return turn;

@@ -19,15 +19,6 @@
 use super::backoff::{Backoff, Policy};
 use super::{AtomicU32, Condvar, Mutex, Ordering};
 
-/// Spins before parking: 200 relaxes, a few microseconds, well under the
-/// cost of a wake-up; no yields.
-const BEFORE_PARKING: Policy = Policy {
-    spin_steps: if cfg!(loom) { 1 } else { 200 },
-    doubling: false,
-    yields: 0,
-    sleep_cap_us: None,
-};
-
 /// Threads parked on one condition, and the lock-free check that skips the
 /// wake-up path when there are none.
 #[derive(Debug, Default)]
@@ -47,7 +38,7 @@ impl WaitQueue {
     /// Returns once `ready()` is true. Never unwinds: a poisoned lock is
     /// recovered (the queue protects no data).
     pub fn wait_until(&self, mut ready: impl FnMut() -> bool) {
-        let mut backoff = Backoff::new(BEFORE_PARKING);
+        let mut backoff = Backoff::new(Policy::SPIN_THEN_PARK);
         while !backoff.is_completed() {
             if ready() {
                 return;
