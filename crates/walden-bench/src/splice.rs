@@ -177,7 +177,7 @@ pub fn run(
         let (before, record) = (&w[0], &w[1]);
         let segno = seg.segno(record.lsn);
         let offset = seg.offset(record.lsn);
-        if offset % SECTOR != 0 {
+        if !offset.is_multiple_of(SECTOR) {
             continue;
         }
         for &old_segno in pairs.get(&segno).into_iter().flatten() {
@@ -431,7 +431,7 @@ impl Sizes {
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 16;
-        if x % 16 == 0 {
+        if x.is_multiple_of(16) {
             8 + (x >> 8) as usize % 2048
         } else {
             8 + (x >> 8) as usize % 72

@@ -15,25 +15,35 @@ use walden_bench::splice::suite::{self as splice, SpliceArgs};
 use walden_bench::summary::{self, SummaryArgs};
 use walden_bench::switch::suite::{self as switch, SwitchArgs};
 
-/// Arguments of `walden bench`.
+/// Arguments of `walden bench`: a suite, or none for the main job
+/// (`walden bench all`, whose options it then takes).
 #[derive(Args)]
-#[command(after_help = "\
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "\
+With no suite, `walden bench [--quick] [--results DIR] ...` runs the main
+job, `walden bench all`, with the same options.
+
 Every suite that builds logs takes the strategy knobs --format,
 --reservation, --insert-slots, --slot-choice, --page-init, --eviction and
 --buffers (a list where the suite compares that knob's values); those
 that take --buffers also take --segment-prep and --segments-ahead.
 
 Examples:
-  walden bench all --quick --results /tmp/bench-results
+  walden bench --quick --results /tmp/bench-results
   walden bench commit --threads 1,2,64 --sync fdatasync
   walden bench insert --quick --format postgres15 --reservation spinlock,prev-link-table
   walden bench mix --threads 1,2 --insert-slots 64 --slot-choice attempts:2
   walden bench splice --segments 2
 
-Run `walden bench help <suite>` for each suite's options and examples.")]
+Run `walden bench help <suite>` for each suite's options and examples."
+)]
 pub struct BenchArgs {
     #[command(subcommand)]
-    workload: Workload,
+    workload: Option<Workload>,
+    /// The main job's options, when no suite is named.
+    #[command(flatten)]
+    all: AllArgs,
 }
 
 #[derive(Subcommand)]
@@ -77,7 +87,10 @@ enum Workload {
 
 /// Runs the chosen workload.
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    Ok(match &args.workload {
+    let Some(workload) = &args.workload else {
+        return Ok(all::run(&args.all)?);
+    };
+    Ok(match workload {
         Workload::Rwlock(args) => rwlock::run(args),
         Workload::Switch(args) => switch::run(args),
         Workload::Logical1mb(args) => logical::run(args),

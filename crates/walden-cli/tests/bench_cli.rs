@@ -413,3 +413,25 @@ fn a_bad_segment_state_or_storage_names_the_choices_on_one_line() {
         assert!(first.ends_with(message), "{suite}: {stderr}");
     }
 }
+
+#[test]
+fn bench_without_a_suite_runs_the_main_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    // Every suite skipped: the main job still ends with its summary.
+    let skip = "limits,rwlock,reserve,insert,switch,logical-1mb,commit,pg-workloads,mix,peers";
+    let out = walden()
+        .args(["bench", "--quick", "--skip", skip, "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stdout = succeeded(out, "walden bench --quick --skip ...");
+    assert!(stdout.contains("against each peer"), "{stdout}");
+    assert!(results.join("summary.md").is_file());
+    // A suite and the main job's options do not mix.
+    let out = walden()
+        .args(["bench", "--quick", "rwlock"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}

@@ -111,7 +111,7 @@ where
                 if self
                     .last_purged
                     .as_ref()
-                    .map_or(true, |p| p.index < upto.index)
+                    .is_none_or(|p| p.index < upto.index)
                 {
                     self.entries = self.entries.split_off(&(upto.index + 1));
                     self.last_purged = Some(upto);

@@ -36,7 +36,12 @@ pub fn record_end(lsn: u64, len: u64, segment_size: u64) -> u64 {
             return at + rest;
         }
         rest -= page_end - at;
-        at = page_end + if page_end % segment_size == 0 { 40 } else { 24 };
+        at = page_end
+            + if page_end.is_multiple_of(segment_size) {
+                40
+            } else {
+                24
+            };
     }
 }
 

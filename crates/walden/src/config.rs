@@ -196,7 +196,9 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         SegmentSize::new(self.segment_size).map_err(|e| ConfigError::SegmentSize(e.0))?;
         let b = self.buffers;
-        if b % PAGE_SIZE != 0 || !(MIN_BUFFER_PAGES * PAGE_SIZE..=MAX_BUFFER_BYTES).contains(&b) {
+        if !b.is_multiple_of(PAGE_SIZE)
+            || !(MIN_BUFFER_PAGES * PAGE_SIZE..=MAX_BUFFER_BYTES).contains(&b)
+        {
             return Err(ConfigError::Buffers(b));
         }
         if !(1..=MAX_INSERT_SLOTS).contains(&self.insert_slots) {
@@ -221,7 +223,7 @@ impl Config {
                 });
             }
         }
-        if self.eviction_chunk == 0 || self.eviction_chunk % PAGE_SIZE != 0 {
+        if self.eviction_chunk == 0 || !self.eviction_chunk.is_multiple_of(PAGE_SIZE) {
             return Err(ConfigError::EvictionChunk(self.eviction_chunk));
         }
         match self.writer_delay {

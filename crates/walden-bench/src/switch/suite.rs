@@ -199,7 +199,7 @@ fn print_table(results: &[SwitchResult]) {
 
 /// A ring size: in pages, or in MiB from 1 MiB up.
 fn ring(buffers: u64) -> String {
-    if buffers >= 1 << 20 && buffers % (1 << 20) == 0 {
+    if buffers >= 1 << 20 && buffers.is_multiple_of(1 << 20) {
         format!("{} MiB", buffers >> 20)
     } else {
         format!("{} p", switch::pages(buffers))

@@ -272,7 +272,7 @@ mod tests {
         fn interrupted(&self) -> bool {
             let mut calls = self.calls.lock().unwrap();
             *calls += 1;
-            *calls % 2 == 0
+            (*calls).is_multiple_of(2)
         }
     }
 

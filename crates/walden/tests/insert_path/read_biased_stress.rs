@@ -36,7 +36,7 @@ impl State {
     fn write(&mut self) {
         self.writes += 1;
         // Give the scheduler a chance to preempt a writer mid-update.
-        if self.writes % 16 == 0 {
+        if self.writes.is_multiple_of(16) {
             thread::yield_now();
         }
         self.mirror = std::hint::black_box(self.writes);
@@ -127,7 +127,7 @@ fn worker(
     for _ in 0..OPS_PER_THREAD {
         let roll = dice.roll();
         if roll < write_percent {
-            let guard = if roll % 4 == 0 {
+            let guard = if roll.is_multiple_of(4) {
                 lock.try_write()
             } else {
                 Some(lock.write())
@@ -137,7 +137,7 @@ fn worker(
                 tally.writes += 1;
             }
         } else {
-            let guard = if roll % 8 == 0 {
+            let guard = if roll.is_multiple_of(8) {
                 lock.try_read()
             } else {
                 Some(lock.read())

@@ -426,7 +426,7 @@ impl WaldumpSchedule {
     fn due(&self, unusual: bool) -> bool {
         // Relaxed: a ticket counter.
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
-        unusual || ticket % self.every == 0
+        unusual || ticket.is_multiple_of(self.every)
     }
 }
 

@@ -347,7 +347,7 @@ impl Dice {
     }
 
     fn one_in(&mut self, n: u32) -> bool {
-        self.next() % u64::from(n) == 0
+        self.next().is_multiple_of(u64::from(n))
     }
 
     fn below(&mut self, n: usize) -> usize {
