@@ -43,6 +43,9 @@ pub const WRITER_DELAY_RANGE: std::ops::RangeInclusive<Duration> =
 ///            "insert_slots = 0: must be between 1 and 1024");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// A partial document takes the other fields from `Config::default()`.
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct Config {
     /// On-disk record format.
     pub format: WalFormat,

@@ -145,6 +145,8 @@ impl FromStr for Lsn {
     }
 }
 
+crate::named_enum::serde_as_text!(Lsn);
+
 /// A timeline ID (PostgreSQL: `TimeLineID`).
 pub type TimeLineId = u32;
 

@@ -2,7 +2,8 @@
 //! [`crate::PageInitKind`], [`crate::Eviction`], [`crate::SyncMethod`],
 //! [`crate::SegmentPrep`]) by
 //! name: each has `ALL` and `name()`, and [`named_enum!`] derives `Display`
-//! and `FromStr` from them. At the bottom of the layers, beside `lsn` and
+//! and `FromStr` from them (and, with the `serde` feature, serde by that
+//! name: [`serde_as_text!`]). At the bottom of the layers, beside `lsn` and
 //! `sync`, so that every layer that defines such an enum can use it; the
 //! test that every enum names itself is in `config`, above them all.
 
@@ -69,10 +70,35 @@ macro_rules! named_enum {
                 $crate::named_enum::parse_name(s, &<$ty>::ALL, <$ty>::name, $what)
             }
         }
+
+        $crate::named_enum::serde_as_text!($ty);
     };
 }
 
-pub(crate) use named_enum;
+/// With the `serde` feature, implements `Serialize` (the `Display` text)
+/// and `Deserialize` (by `FromStr`, its error as the message) for a type
+/// whose text is its identity: the configuration enums, [`crate::Lsn`] and
+/// [`crate::SlotChoice`]. Without it, nothing.
+macro_rules! serde_as_text {
+    ($ty:ty) => {
+        #[cfg(feature = "serde")]
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+pub(crate) use {named_enum, serde_as_text};
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,8 @@ impl std::fmt::Display for SlotChoice {
     }
 }
 
+crate::named_enum::serde_as_text!(SlotChoice);
+
 /// Most slots [`SlotChoice::Attempts`] tries without blocking.
 pub const MAX_ATTEMPTS: u32 = 1024;
 

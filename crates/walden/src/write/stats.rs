@@ -17,6 +17,7 @@ fn pow2_bucket(units: u64, buckets: usize) -> usize {
 
 /// Counters of the writer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WriterStats {
     /// `write` system calls issued.
     pub writes: u64,

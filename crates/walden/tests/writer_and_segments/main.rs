@@ -1,7 +1,8 @@
 //! Writer and segments: flushes are durable and shared (group commit, the
 //! background writer), segment files and the control file behave on the
 //! real file system, and `pg_waldump` reads what the writer wrote, across
-//! recycling, reopen and SIGKILL.
+//! recycling, reopen and SIGKILL; `Config`, `Stats` and the recovery
+//! report travel through serde.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -11,4 +12,5 @@ mod group_commit;
 mod segment_control;
 mod segment_files;
 mod segments_ahead;
+mod serde_forms;
 mod write_pg_compat;
