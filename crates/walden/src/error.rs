@@ -44,6 +44,9 @@ pub enum Error {
         /// The end of inserted WAL.
         end: Lsn,
     },
+    /// [`crate::Wal::flush_async`] on a log without a background writer.
+    #[error("flush_async needs the background writer, and Config::writer_delay is None")]
+    NoBackgroundWriter,
     /// A background thread could not be started.
     #[error("could not start the {name} thread: {source}")]
     Thread {

@@ -70,7 +70,7 @@ pub use segment::{
 };
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};
-pub use wal::{RecoveryReport, Stats, Wal};
+pub use wal::{FlushFuture, RecoveryReport, Stats, Wal};
 pub use write::{SyncMethod, WriteError, WriterStats};
 
 /// The README's examples, compiled and run as doctests.

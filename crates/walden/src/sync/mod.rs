@@ -41,6 +41,7 @@ primitives_from!(shuttle);
 #[cfg(not(any(loom, shuttle)))]
 primitives_from!(std);
 
+pub mod async_waiters;
 pub mod backoff;
 pub mod commit_queue;
 pub mod read_biased;
@@ -49,6 +50,7 @@ pub(crate) mod shuttle_support;
 pub mod spinlock;
 pub mod wait_queue;
 
+pub use async_waiters::AsyncWaiters;
 pub use commit_queue::{CommitQueue, Turn};
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;

@@ -5,8 +5,10 @@
 //! PostgreSQL: `XLogCtl` and the functions over it that are not the insert
 //! path: `CreateCheckPoint`, `pg_switch_wal`, `pg_stat_wal`.
 
+mod async_flush;
 mod open;
 
+pub use async_flush::FlushFuture;
 pub use open::RecoveryReport;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +25,7 @@ use crate::record::Record;
 use crate::segment::{
     plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage,
 };
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AsyncWaiters, AtomicU64, Ordering};
 use crate::write::background::{BackgroundWriter, Wakeup};
 use crate::write::{is_sync_failure, Preallocator, WriterStats};
 
@@ -33,8 +35,11 @@ pub(crate) struct Shared {
     config: Config,
     /// Everything inserting, switching and flushing uses.
     insert: InsertPath,
-    /// Wakes the background writer early (`writer_flush_after`).
+    /// Wakes the background writer early (`writer_flush_after`, or an
+    /// async flush waiting).
     background: Arc<Wakeup>,
+    /// The futures of [`Wal::flush_async`], woken by the background writer.
+    durable: AsyncWaiters,
     control: Mutex<ControlFile>,
     storage: Arc<dyn Storage>,
     dir: PathBuf,
@@ -53,6 +58,10 @@ impl Shared {
             // A failure poisons the log, and the next insert or flush
             // reports it: there is no one else to tell here.
             let _ = self.insert.flush(end);
+        }
+        if self.wake_async_flushes() {
+            // Async flushes of records inserted during this round.
+            self.background.request();
         }
         self.insert.writer.written()
     }

@@ -27,7 +27,7 @@ use crate::segment::{
     check_no_hole, check_segment_sizes, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure,
     SegmentError, SegmentFiles, Storage,
 };
-use crate::sync::AtomicU64;
+use crate::sync::{AsyncWaiters, AtomicU64};
 use crate::write::background::{BackgroundWriter, Wakeup};
 use crate::write::SegmentSupply;
 
@@ -258,6 +258,7 @@ impl Wal {
                 config.writer_delay.map(|_| config.writer_flush_after),
                 written,
             )),
+            durable: AsyncWaiters::new(),
             control: Mutex::new(control),
             storage,
             dir,

@@ -74,9 +74,15 @@ impl Wakeup {
                 .compare_exchange(at, u64::MAX, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            self.lock().kicked = true;
-            self.wake.notify_one();
+            self.request();
         }
+    }
+
+    /// Wakes the writer for a round now (or right after the one in
+    /// progress).
+    pub(crate) fn request(&self) {
+        self.lock().kicked = true;
+        self.wake.notify_one();
     }
 
     /// After a round that wrote up to `written`: the next early wake-up

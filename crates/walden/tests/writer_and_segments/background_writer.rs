@@ -1,14 +1,12 @@
 //! The background writer makes inserted WAL durable on its own, and
 //! asynchronous commit relies on it.
 
-use std::io;
-use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use walden::{
-    Config, ConfigError, FsStorage, Lsn, OpenOptions, Record, Storage, StorageFile, SyncMethod, Wal,
-};
+use walden::{Config, ConfigError, Lsn, Record, SyncMethod, Wal};
+
+use crate::support::gate::{GatedStorage, SyncGate};
 
 /// How long a test waits for the writer before failing.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -106,85 +104,4 @@ fn writer_settings_are_checked() {
         .to_string(),
         "eviction_chunk = 12000: must be a positive multiple of 8192"
     );
-}
-
-/// Holds every `fdatasync` while closed.
-#[derive(Debug, Default)]
-struct SyncGate {
-    closed: Mutex<bool>,
-    changed: Condvar,
-}
-
-impl SyncGate {
-    fn close(&self) {
-        *self.closed.lock().unwrap() = true;
-    }
-
-    fn open(&self) {
-        *self.closed.lock().unwrap() = false;
-        self.changed.notify_all();
-    }
-
-    fn pass(&self) {
-        let mut closed = self.closed.lock().unwrap();
-        while *closed {
-            closed = self.changed.wait(closed).unwrap();
-        }
-    }
-}
-
-/// The real file system, with `sync_data` held at a [`SyncGate`].
-#[derive(Debug)]
-struct GatedStorage(Arc<SyncGate>);
-
-#[derive(Debug)]
-struct GatedFile(Box<dyn StorageFile>, Arc<SyncGate>);
-
-impl Storage for GatedStorage {
-    fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
-        Ok(Box::new(GatedFile(
-            FsStorage.open(path, opts)?,
-            self.0.clone(),
-        )))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        FsStorage.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        FsStorage.remove_file(path)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        FsStorage.list_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.sync_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.create_dir_all(dir)
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        FsStorage.exists(path)
-    }
-}
-
-impl StorageFile for GatedFile {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.0.read_at(buf, offset)
-    }
-    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        self.0.write_at(buf, offset)
-    }
-    fn sync_data(&self) -> io::Result<()> {
-        self.1.pass();
-        self.0.sync_data()
-    }
-    fn sync_all(&self) -> io::Result<()> {
-        self.0.sync_all()
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.0.len()
-    }
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.0.set_len(len)
-    }
 }

@@ -1,12 +1,14 @@
 //! Writer and segments: flushes are durable and shared (group commit, the
-//! background writer), segment files and the control file behave on the
-//! real file system, and `pg_waldump` reads what the writer wrote, across
-//! recycling, reopen and SIGKILL; `Config`, `Stats` and the recovery
+//! background writer, async flushes that never block their executor),
+//! segment files and the control file behave on the real file system, and
+//! `pg_waldump` reads what the writer wrote, across recycling, reopen and
+//! SIGKILL; `Config`, `Stats` and the recovery
 //! report travel through serde.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod async_flush;
 mod background_writer;
 mod group_commit;
 mod segment_control;
