@@ -139,10 +139,18 @@ where
         Ok(end)
     }
 
-    /// Logs `record` and waits until it is durable.
-    fn log_durably(&mut self, record: LogRecord<C>) -> Result<(), RaftStoreError> {
+    /// Logs `record` and waits until it is durable: asynchronously, woken
+    /// by Walden's background writer, so the executor thread is not held in
+    /// the sync; with no background writer (`Config::writer_delay` `None`)
+    /// by a blocking flush.
+    async fn log_durably(&mut self, record: LogRecord<C>) -> Result<(), RaftStoreError> {
         let end = self.log(record)?;
-        self.wal.flush(end).map_err(|source| self.wal_err(source))?;
+        let flushed = if self.wal.config().writer_delay.is_some() {
+            self.wal.flush_async(end).await
+        } else {
+            self.wal.flush(end)
+        };
+        flushed.map_err(|source| self.wal_err(source))?;
         Ok(())
     }
 
@@ -254,9 +262,11 @@ where
         self.reader()
     }
 
-    /// PostgreSQL-style durable commit of the vote: insert, then flush.
+    /// PostgreSQL-style durable commit of the vote: insert, then flush
+    /// (asynchronously, see `log_durably`).
     async fn save_vote(&mut self, vote: &Vote<C::NodeId>) -> Result<(), StorageError<C::NodeId>> {
         self.log_durably(LogRecord::Vote(vote.clone()))
+            .await
             .map_err(|e| e.into_storage_error(ErrorSubject::Vote, ErrorVerb::Write))
     }
 
@@ -303,6 +313,7 @@ where
         self.log_durably(LogRecord::Truncate {
             since: log_id.index,
         })
+        .await
         .map_err(|e| e.into_storage_error(ErrorSubject::Log(log_id), ErrorVerb::Delete))
     }
 
@@ -312,6 +323,7 @@ where
         self.log_durably(LogRecord::Purge {
             upto: log_id.clone(),
         })
+        .await
         .map_err(|e| e.into_storage_error(subject(), ErrorVerb::Delete))?;
         self.compact()
             .map(drop)
@@ -366,6 +378,7 @@ mod tests {
             .log_durably(LogRecord::Purge {
                 upto: log_id(1, 179),
             })
+            .await
             .unwrap();
         store
     }
