@@ -201,6 +201,12 @@ impl SegmentFiles {
     /// directory sync. Stops at the first error; a crash midway leaves each
     /// obsolete segment under its old name, its new name, or gone.
     pub fn apply(&self, plan: &RecyclePlan) -> Result<()> {
+        tracing::debug!(
+            recycled = ?plan.recycle,
+            removed = ?plan.remove,
+            dir = %self.dir.display(),
+            "recycling segments"
+        );
         for &(old, new) in &plan.recycle {
             self.rename(old, new)?;
         }

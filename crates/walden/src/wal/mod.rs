@@ -110,6 +110,13 @@ impl Shared {
         control.clean_shutdown = shutdown;
         control.write(&*self.storage, &self.dir)?;
         drop(control);
+        tracing::info!(
+            checkpoint = %span.start,
+            %redo,
+            shutdown,
+            dir = %self.dir.display(),
+            "checkpoint"
+        );
         if !shutdown {
             let seg = self.insert.seg;
             let current = seg.segno(self.insert.reserved_end());

@@ -225,6 +225,10 @@ impl Writer {
         // SeqCst (⊇ Release, see `check`): set before the sync lock is
         // taken below, so every later sync sees it under that lock.
         self.poisoned.store(true, Ordering::SeqCst);
+        tracing::error!(
+            flushed = %self.flushed(),
+            "WAL write or sync failed: log poisoned, nothing more becomes durable"
+        );
         // Waits out a sync in flight: once this returns, `flushed` never
         // advances again.
         drop(lock(&self.syncing));

@@ -325,6 +325,7 @@ impl SegmentOpener for SegmentSupply {
     }
 
     fn entered_segment(&self, segno: u64) {
+        tracing::debug!(segno, "writer entered segment");
         if self.ahead == 0 {
             return;
         }

@@ -3,7 +3,8 @@
 //! segment files and the control file behave on the real file system, and
 //! `pg_waldump` reads what the writer wrote, across recycling, reopen and
 //! SIGKILL; `Config`, `Stats` and the recovery
-//! report travel through serde.
+//! report travel through serde, and the log reports its life as `tracing`
+//! events.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -15,4 +16,5 @@ mod segment_control;
 mod segment_files;
 mod segments_ahead;
 mod serde_forms;
+mod tracing_events;
 mod write_pg_compat;
