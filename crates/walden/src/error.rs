@@ -44,6 +44,14 @@ pub enum Error {
         /// The end of inserted WAL.
         end: Lsn,
     },
+    /// [`crate::Wal::checkpoint_to`] was given an LSN past the insert position.
+    #[error("cannot checkpoint to {requested}: the log ends at {end}")]
+    CheckpointBeyondEnd {
+        /// The LSN asked for.
+        requested: Lsn,
+        /// The insert position.
+        end: Lsn,
+    },
     /// [`crate::Wal::flush_async`] on a log without a background writer.
     #[error("flush_async needs the background writer, and Config::writer_delay is None")]
     NoBackgroundWriter,

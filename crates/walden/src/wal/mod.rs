@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::format::message::CheckPoint;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN};
 use crate::insert::{InsertPath, RecordSpan};
-use crate::lsn::Lsn;
+use crate::lsn::{maxalign, Lsn};
 use crate::read::{ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
@@ -76,17 +76,29 @@ impl Shared {
     /// know that the caller's state is safe, so recovery still replays from
     /// the last online checkpoint; it only marks the log cleanly closed.
     fn checkpoint(&self, shutdown: bool) -> Result<Lsn, Error> {
+        self.checkpoint_at(if shutdown {
+            RedoPoint::Keep
+        } else {
+            RedoPoint::Now
+        })
+    }
+
+    /// [`Shared::checkpoint`] with the redo point `redo` says.
+    fn checkpoint_at(&self, redo: RedoPoint) -> Result<Lsn, Error> {
+        let shutdown = redo == RedoPoint::Keep;
         let (timeline, old_redo) = {
             let c = self.control.lock().unwrap_or_else(|e| e.into_inner());
             (c.timeline, c.redo)
         };
-        let redo = if shutdown {
-            old_redo
-        } else {
-            // PostgreSQL takes every insertion lock to fix the redo point:
-            // with them held no reservation is half done.
-            let _all = self.insert.slots.acquire_all();
-            self.insert.insert_position()
+        let redo = match redo {
+            RedoPoint::Keep => old_redo,
+            RedoPoint::Now => {
+                // PostgreSQL takes every insertion lock to fix the redo
+                // point: with them held no reservation is half done.
+                let _all = self.insert.slots.acquire_all();
+                self.insert.insert_position()
+            }
+            RedoPoint::At(lsn) => self.record_start_at(lsn)?.max(old_redo),
         };
         let checkpoint = CheckPoint {
             redo,
@@ -140,6 +152,41 @@ impl Shared {
                 })?;
         }
         Ok(span.start)
+    }
+}
+
+/// Where a checkpoint puts the redo point, where recovery starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RedoPoint {
+    /// Where it is (a shutdown checkpoint).
+    Keep,
+    /// At the insert position.
+    Now,
+    /// At the first record starting at or after this LSN, or where it is
+    /// if that is further on ([`Wal::checkpoint_to`]).
+    At(Lsn),
+}
+
+impl Shared {
+    /// The start of the first record at or after `lsn` (a record's start
+    /// or end, as `insert` returns them, or any LSN up to the insert
+    /// position).
+    fn record_start_at(&self, lsn: Lsn) -> Result<Lsn, Error> {
+        let end = self.insert.insert_position();
+        if lsn > end {
+            return Err(Error::CheckpointBeyondEnd {
+                requested: lsn,
+                end,
+            });
+        }
+        let seg = self.insert.seg;
+        // An LSN inside a page header stands for the page's first byte of
+        // WAL; record starts are MAXALIGNed positions.
+        let pos = seg
+            .lsn_to_pos(lsn)
+            .or_else(|| seg.lsn_to_pos(lsn.page_start()))
+            .unwrap_or(0);
+        Ok(seg.pos_to_start_lsn(maxalign(pos)).min(end))
     }
 }
 
@@ -271,7 +318,11 @@ impl Wal {
     /// Recovery starts at the checkpoint's redo point: the insert position
     /// when this was called. Returns the checkpoint record's LSN.
     pub fn checkpoint(&self) -> Result<Lsn, Error> {
-        let result = self.shared.checkpoint(false);
+        self.after_checkpoint(self.shared.checkpoint(false))
+    }
+
+    /// Poisons the log if a checkpoint's sync failed, and passes `result` on.
+    fn after_checkpoint(&self, result: Result<Lsn, Error>) -> Result<Lsn, Error> {
         let failed_sync = match &result {
             Err(Error::Segment(e)) => is_sync_failure(e),
             Err(Error::Control(ControlFileError::Io(e))) => {
@@ -284,6 +335,34 @@ impl Wal {
             self.shared.insert.writer.poison();
         }
         result
+    }
+
+    /// Checkpoints with the redo point at `upto`: the caller says that
+    /// everything before `upto` is safe elsewhere and may go. Recovery will
+    /// start at the first record at or after `upto`, and the segments
+    /// wholly before it are recycled or removed (as [`Wal::checkpoint`]
+    /// does for the insert position). `upto` is an LSN `insert` returned
+    /// (a record's end) or a record's start; a redo point never moves back,
+    /// so an LSN below the current one keeps it. Fails with
+    /// [`Error::CheckpointBeyondEnd`] past the insert position. Returns the
+    /// checkpoint record's LSN.
+    ///
+    /// ```
+    /// # use walden::{Config, Record, SyncMethod, Wal};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let config = Config { segment_size: 1 << 20, buffers: 1 << 20, sync_method: SyncMethod::None, ..Config::default() };
+    /// let wal = Wal::create(dir.path(), config.clone())?;
+    /// let applied = wal.insert(&Record::new(128, 0, b"applied".to_vec()))?;
+    /// wal.insert(&Record::new(128, 0, b"pending".to_vec()))?;
+    /// // The application has applied everything up to `applied`.
+    /// wal.checkpoint_to(applied)?;
+    /// wal.close()?;
+    /// let (_wal, report) = Wal::open(dir.path(), config)?;
+    /// assert_eq!(report.redo, applied);
+    /// # Ok::<(), walden::Error>(())
+    /// ```
+    pub fn checkpoint_to(&self, upto: Lsn) -> Result<Lsn, Error> {
+        self.after_checkpoint(self.shared.checkpoint_at(RedoPoint::At(upto)))
     }
 
     /// A reader over this log's segments from `from` (a record start, or any

@@ -11,6 +11,7 @@ mod support;
 
 mod async_flush;
 mod background_writer;
+mod checkpoint_to;
 mod group_commit;
 mod segment_control;
 mod segment_files;
