@@ -78,7 +78,7 @@ pub fn cases(designs: &[Design], threads: &[usize], record_bytes: &[usize]) -> V
 /// A record of `bytes` encoded bytes in `Postgres15`: 27 at least, and
 /// 282–284 (between the largest short payload and the smallest long one)
 /// become 285.
-pub fn record(bytes: usize) -> Record {
+pub fn record(bytes: usize) -> Record<'static> {
     let payload = if bytes <= SHORT_RECORD_OVERHEAD + 255 {
         bytes.saturating_sub(SHORT_RECORD_OVERHEAD)
     } else {
