@@ -5,7 +5,9 @@
 //! PostgreSQL: `XLogCtl` and the functions over it that are not the insert
 //! path: `CreateCheckPoint`, `pg_switch_wal`, `pg_stat_wal`.
 
+mod batch_recovery;
 mod open;
+mod open_or_create;
 
 pub use open::RecoveryReport;
 
@@ -181,8 +183,9 @@ pub struct Stats {
 ///
 /// let (wal, report) = Wal::open(dir.path(), config).unwrap();
 /// let mut reader = wal.reader(report.redo).unwrap();
-/// let hello = std::iter::from_fn(|| reader.next_record().ok().flatten())
-///     .find(|r| r.header.rmid == 128)
+/// let hello = reader
+///     .find(|r| r.as_ref().map_or(true, |r| r.header.rmid == 128))
+///     .unwrap()
 ///     .unwrap();
 /// assert_eq!(hello.decode_body().unwrap().main_data, b"hello");
 /// ```

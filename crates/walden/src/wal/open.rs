@@ -16,18 +16,17 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use super::batch_recovery::OpenBatch;
 use super::{unix_time, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError};
 use crate::error::Error;
-use crate::format::message::{
-    BatchMarker, OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC,
-};
+use crate::format::message::{OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
 use crate::format::page::XLP_FIRST_IS_OVERWRITE_CONTRECORD;
-use crate::format::rmgr::{RM_XLOG_ID, XLOG_NOOP, XLOG_OVERWRITE_CONTRECORD};
+use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use crate::insert::{InsertPath, StartPoint};
-use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
-use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader, WalRecord};
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
     check_no_hole, check_segment_sizes, erase_durably, rewrite_durably, ControlFile, FileOp,
@@ -157,7 +156,22 @@ impl Wal {
         Ok(wal)
     }
 
-    /// Opens the log in `dir`, recovering to the end of valid WAL.
+    /// Opens the log in `dir`, recovering to the end of valid WAL. A format
+    /// or segment size left at its default in `config` is the log's own
+    /// ([`Config::adopting`]); one set to another value must match it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use walden::{Config, Wal, WalFormat};
+    /// let small = Config { segment_size: 1 << 20, format: WalFormat::SelfLsn,
+    ///     reservation: walden::ReservationKind::Unlinked, ..Config::default() };
+    /// Wal::create(dir.path(), small).unwrap().close().unwrap();
+    /// // No need to repeat the segment size and format:
+    /// let (wal, report) = Wal::open(dir.path(), Config::default()).unwrap();
+    /// assert_eq!(wal.config().segment_size, 1 << 20);
+    /// assert_eq!(wal.config().format, WalFormat::SelfLsn);
+    /// assert!(report.clean_shutdown);
+    /// ```
     pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<(Wal, RecoveryReport), Error> {
         Wal::open_with_storage(dir, config, Arc::new(FsStorage))
     }
@@ -168,10 +182,11 @@ impl Wal {
         config: Config,
         storage: Arc<dyn Storage>,
     ) -> Result<(Wal, RecoveryReport), Error> {
-        config.validate()?;
         let dir = dir.as_ref();
         let control = ControlFile::read(&*storage, dir)?;
         let seg = control.segment_size;
+        let config = config.adopting(control.format, seg.bytes());
+        config.validate()?;
         if seg.bytes() != config.segment_size {
             return Err(ConfigError::Mismatch {
                 field: "segment_size",
@@ -323,43 +338,6 @@ fn discard_segments_after(files: &SegmentFiles, last: u64) -> Result<(), Error> 
 /// PostgreSQL's `TimestampTz` (µs since 2000-01-01) for a Unix time in seconds.
 fn pg_now(unix_secs: i64) -> i64 {
     (unix_secs - POSTGRES_EPOCH_UNIX_SECS) * USECS_PER_SEC
-}
-
-/// A batch whose marker recovery has read and not all of whose records yet.
-struct OpenBatch {
-    /// The marker's LSN.
-    marker: Lsn,
-    /// The last record before it.
-    before: Option<Lsn>,
-    /// The records before it.
-    records_before: u64,
-    /// Its records not read yet.
-    left: u32,
-    /// The LSN just past its reservation.
-    end: Lsn,
-}
-
-impl OpenBatch {
-    /// The batch `rec` opens, if it is a batch marker.
-    fn opened_by(
-        rec: &WalRecord,
-        seg: SegmentSize,
-        before: Option<Lsn>,
-        records_before: u64,
-    ) -> Option<Self> {
-        if (rec.header.rmid, rec.header.info) != (RM_XLOG_ID, XLOG_NOOP) {
-            return None;
-        }
-        let marker = BatchMarker::decode(rec.parse_body().ok()?.main_data)?;
-        let marker_end = seg.lsn_to_pos(rec.lsn)? + maxalign(u64::from(rec.header.tot_len));
-        Some(OpenBatch {
-            marker: rec.lsn,
-            before,
-            records_before,
-            left: marker.records,
-            end: seg.pos_to_end_lsn(marker_end + marker.bytes),
-        })
-    }
 }
 
 /// What recovery found: the report, where the log goes on, the record cut

@@ -8,6 +8,7 @@ mod support;
 
 mod background_writer;
 mod group_commit;
+mod open_or_create;
 mod segment_control;
 mod segment_files;
 mod segments_ahead;
