@@ -84,7 +84,8 @@ impl InsertPath {
                 spans.push(s);
             }
         });
-        slot.count_records(records.len() as u64 + 1, total);
+        // The marker is not counted: `Stats::records` counts the caller's records.
+        slot.count_records(records.len() as u64, total);
         placed?;
         Ok(BatchSpans {
             end: self.seg.pos_to_end_lsn(r.end),
