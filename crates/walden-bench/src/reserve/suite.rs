@@ -20,7 +20,7 @@ use crate::projection::{project_reservation, ReservationProjection};
 use crate::reserve::insert::{self, InsertCase, InsertResult};
 use crate::reserve::micro::{self, MicroCase, MicroResult};
 use indicatif::ProgressBar;
-use walden::{Config, ReservationKind};
+use walden::{Config, ReservationKind, WalFormat};
 
 use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
 use crate::run_output::progress;
@@ -124,6 +124,24 @@ impl InsertArgs {
         InsertArgs {
             threads: counts(&[1, 2, 64]),
             record_bytes: counts(&[66]),
+            quick: true,
+            ..defaults()
+        }
+    }
+
+    /// The batch case of `walden bench all` (both runs): 66-byte records
+    /// one at a time and in batches of 16, 64 and 256, at 1, 2 and 64
+    /// threads, in the default design (postgres15, spinlock), one slice of
+    /// 200 ms per case: a few seconds.
+    pub fn batch_plan() -> InsertArgs {
+        InsertArgs {
+            threads: counts(&[1, 2, 64]),
+            record_bytes: counts(&[66]),
+            batch: counts(&[1, 16, 64, 256]),
+            designs: DesignArgs {
+                format: vec![WalFormat::Postgres15],
+                reservation: vec![ReservationKind::Spinlock],
+            },
             quick: true,
             ..defaults()
         }
