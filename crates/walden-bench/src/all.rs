@@ -44,7 +44,7 @@ pub struct AllArgs {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// Suites to leave out, comma-separated (names as in the results
-    /// directory: limits, rwlock, reserve, insert, switch, logical-1mb,
+    /// directory: limits, rwlock, reserve, insert, insert-batch, switch, logical-1mb,
     /// commit, pg-workloads, mix, peers).
     #[arg(long, value_delimiter = ',')]
     pub skip: Vec<String>,
@@ -166,6 +166,7 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             suite("rwlock", SuiteArgs::Rwlock(RwlockArgs::quick_plan())),
             suite("reserve", SuiteArgs::Reserve(ReserveArgs::quick_plan())),
             suite("insert", SuiteArgs::Insert(InsertArgs::quick_plan())),
+            suite("insert-batch", SuiteArgs::Insert(InsertArgs::batch_plan())),
             suite("switch", SuiteArgs::Switch(SwitchArgs::quick_plan())),
             suite("logical-1mb", SuiteArgs::Logical(LogicalArgs::quick_plan())),
             suite("commit", SuiteArgs::Commit(CommitArgs::quick_plan())),
@@ -193,6 +194,7 @@ pub fn plan(quick: bool) -> Vec<Suite> {
                     ..defaults()
                 }),
             ),
+            suite("insert-batch", SuiteArgs::Insert(InsertArgs::batch_plan())),
             suite("switch", SuiteArgs::Switch(defaults())),
             suite("logical-1mb", SuiteArgs::Logical(defaults())),
             // Two slices each: every case runs steady and fresh.
@@ -300,6 +302,7 @@ mod tests {
                     "rwlock",
                     "reserve",
                     "insert",
+                    "insert-batch",
                     "switch",
                     "logical-1mb",
                     "commit",

@@ -31,7 +31,7 @@ pub enum CommitRecord {
 
 impl CommitRecord {
     /// The record thread `thread` inserts, with `payload` bytes of data.
-    pub fn record(self, payload: usize, thread: usize) -> Record {
+    pub fn record(self, payload: usize, thread: usize) -> Record<'static> {
         let data = vec![b'0'; payload];
         // As PostgreSQL assigns one per writing transaction.
         let xid = 1000 + thread as u32;

@@ -209,7 +209,7 @@ pub fn run_group(
 
 /// The message thread `t` inserts, with an xid as PostgreSQL assigns one to
 /// a transactional message.
-fn message(t: usize) -> Record {
+fn message(t: usize) -> Record<'static> {
     Record::logical_message(true, PREFIX, &vec![b'0'; PAYLOAD]).with_xid(1000 + t as u32)
 }
 

@@ -67,7 +67,7 @@ pub fn cases(designs: &[Design], sync_methods: &[SyncMethod], threads: &[usize])
 }
 
 /// A thread's records: the small one and the commit.
-fn transaction(thread: usize) -> (Record, Record) {
+fn transaction(thread: usize) -> (Record<'static>, Record<'static>) {
     let xid = 1000 + thread as u32;
     // 24-byte header + 2-byte short data header + data.
     let small = Record::new(RM_MIN_CUSTOM_ID, 0, vec![b'h'; SMALL_RECORD_BYTES - 26]).with_xid(xid);

@@ -105,7 +105,7 @@ impl<C: RaftTypeConfig> LogRecord<C> {
 
     /// The Walden record that carries this change; an error if its payload
     /// does not serialise.
-    pub(crate) fn encode(&self) -> Result<Record, serde_json::Error> {
+    pub(crate) fn encode(&self) -> Result<Record<'static>, serde_json::Error> {
         let data = match self {
             LogRecord::Entry(entry) => serde_json::to_vec(entry),
             LogRecord::Vote(vote) => serde_json::to_vec(vote),

@@ -99,7 +99,7 @@ impl Checkpoints {
         &mut self,
         wal: &Wal,
         dir: &Path,
-        rebuild: impl FnOnce() -> Result<Vec<Record>, RaftStoreError>,
+        rebuild: impl FnOnce() -> Result<Vec<Record<'static>>, RaftStoreError>,
     ) -> Result<Compaction, RaftStoreError> {
         let outcome = self.write_rebuild(wal, dir, rebuild)?;
         if let Compaction::Done { segno, .. } = outcome {
@@ -119,7 +119,7 @@ impl Checkpoints {
         &self,
         wal: &Wal,
         dir: &Path,
-        rebuild: impl FnOnce() -> Result<Vec<Record>, RaftStoreError>,
+        rebuild: impl FnOnce() -> Result<Vec<Record<'static>>, RaftStoreError>,
     ) -> Result<Compaction, RaftStoreError> {
         let wal_err = |source| RaftStoreError::Wal {
             dir: dir.to_path_buf(),

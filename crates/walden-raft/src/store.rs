@@ -21,7 +21,7 @@ use crate::reader::WaldenLogReader;
 
 /// The Walden record that carries `record`, or why its payload does not
 /// serialise.
-fn encode<C: RaftTypeConfig>(record: &LogRecord<C>) -> Result<Record, RaftStoreError> {
+fn encode<C: RaftTypeConfig>(record: &LogRecord<C>) -> Result<Record<'static>, RaftStoreError> {
     record.encode().map_err(|source| RaftStoreError::Encode {
         kind: record.kind(),
         source,

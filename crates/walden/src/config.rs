@@ -195,6 +195,26 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// This configuration for opening a log created with `format` and
+    /// `segment_size`: a format or segment size left at its default takes
+    /// the log's (and a reservation design left at its default, the default
+    /// for that format, [`ReservationKind::default_for`]); values set to
+    /// anything else are kept, and [`crate::Wal::open`] refuses them if they
+    /// differ from the log's. So `Config::default()` opens any log.
+    pub fn adopting(mut self, format: WalFormat, segment_size: u64) -> Config {
+        let default = Config::default();
+        if self.segment_size == default.segment_size {
+            self.segment_size = segment_size;
+        }
+        if self.format == default.format {
+            self.format = format;
+            if self.reservation == default.reservation {
+                self.reservation = ReservationKind::default_for(format);
+            }
+        }
+        self
+    }
+
     /// Checks every field and combination.
     pub fn validate(&self) -> Result<(), ConfigError> {
         SegmentSize::new(self.segment_size).map_err(|e| ConfigError::SegmentSize(e.0))?;

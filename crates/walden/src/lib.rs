@@ -9,7 +9,8 @@
 //! The public API is what an application needs:
 //! - a log: [`Wal`] (create, open with recovery, insert, flush, checkpoint,
 //!   switch, read back), its [`Config`] with the strategy enums, the
-//!   [`Record`]s it takes and the [`Stats`] it keeps;
+//!   [`Record`]s it takes (plain bytes with [`Wal::append`], borrowed or
+//!   owned payloads, all-or-nothing [`Batch`]es) and the [`Stats`] it keeps;
 //! - reading any WAL directory, PostgreSQL's included: [`WalReader`],
 //!   [`WalRecord`] and the decoded [`Body`], with [`rmgr`] (resource
 //!   manager ids and names) and [`message`] (the records Walden writes or
@@ -56,14 +57,14 @@ pub use error::Error;
 pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};
 pub use format::record::RecordHeader;
 pub use format::{message, rmgr, WalFormat};
-pub use insert::RecordSpan;
+pub use insert::{BatchSpans, RecordSpan};
 pub use lsn::{BadSegmentSize, Lsn, SegmentSize, TimeLineId};
 pub use named_enum::ParseKindError;
 pub use read::{
     DirSource, EndOfWalReason, ReadError, ReaderOptions, SegmentPos, SegmentSource, SourceError,
     WalReader, WalRecord,
 };
-pub use record::{Record, RecordError, MAX_RECORD_SIZE};
+pub use record::{Batch, Record, RecordError, DEFAULT_RMID, MAX_RECORD_SIZE};
 pub use segment::{
     ControlFileError, CorruptControlFile, FileOp, FileSyncMode, FsStorage, InvalidControlValue,
     IoFailure, OpenOptions, SegmentError, SegmentPrep, Storage, StorageFile,

@@ -88,7 +88,7 @@ fn inserting_allocates_nothing_per_record() {
             ..Config::default()
         };
         let wal = Wal::create(dir.path(), config).unwrap();
-        let records: Vec<Record> = SIZES
+        let records: Vec<Record<'static>> = SIZES
             .iter()
             .map(|&len| Record::new(140, 0x10, vec![0x5A; len]).with_xid(9))
             .collect();

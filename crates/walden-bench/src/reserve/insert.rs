@@ -1,13 +1,15 @@
 //! The whole insert path per reservation design, non-durable: T threads
-//! insert records of one size into a fresh log (sync `None`), in time
-//! slices interleaved with the other designs' so that a change in the
-//! shared machine's load falls on all alike.
+//! insert records of one size into a fresh log (sync `None`), one at a
+//! time or in batches of B ([`walden::Wal::insert_batch`]: one reservation
+//! and one copy pass per batch), in time slices interleaved with the other
+//! designs' so that a change in the shared machine's load falls on all
+//! alike.
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use walden::{Config, Record, SyncMethod};
+use walden::{Batch, Config, Record, SyncMethod};
 
 use crate::design::Design;
 use crate::fresh_wal::{run_cases, thread_slice, FreshWalError, LogSetup, WalFigures, WalSlice};
@@ -32,6 +34,15 @@ pub struct InsertCase {
     /// Encoded size of each record in the `Postgres15` format (`SelfLsn`'s
     /// are the same, `CompactWalId`'s 8 bytes smaller).
     pub record_bytes: usize,
+    /// Records per insert call: 1 inserts each alone (`Wal::insert`), more
+    /// insert them as one batch (`Wal::insert_batch`).
+    #[serde(default = "one_record")]
+    pub batch: usize,
+}
+
+/// The batch size of results written before batches were measured.
+fn one_record() -> usize {
+    1
 }
 
 impl InsertCase {
@@ -63,14 +74,21 @@ pub struct InsertResult {
     pub ns_per_record: f64,
 }
 
-/// Every combination, grouped by record size, then thread count.
-pub fn cases(designs: &[Design], threads: &[usize], record_bytes: &[usize]) -> Vec<InsertCase> {
-    grid(&grid(record_bytes, threads), designs)
+/// Every combination, grouped by record size, then batch size, then
+/// thread count.
+pub fn cases(
+    designs: &[Design],
+    threads: &[usize],
+    record_bytes: &[usize],
+    batches: &[usize],
+) -> Vec<InsertCase> {
+    grid(&grid(&grid(record_bytes, batches), threads), designs)
         .into_iter()
-        .map(|((record_bytes, threads), design)| InsertCase {
+        .map(|(((record_bytes, batch), threads), design)| InsertCase {
             design,
             threads,
             record_bytes,
+            batch,
         })
         .collect()
 }
@@ -78,7 +96,7 @@ pub fn cases(designs: &[Design], threads: &[usize], record_bytes: &[usize]) -> V
 /// A record of `bytes` encoded bytes in `Postgres15`: 27 at least, and
 /// 282–284 (between the largest short payload and the smallest long one)
 /// become 285.
-pub fn record(bytes: usize) -> Record {
+pub fn record(bytes: usize) -> Record<'static> {
     let payload = if bytes <= SHORT_RECORD_OVERHEAD + 255 {
         bytes.saturating_sub(SHORT_RECORD_OVERHEAD)
     } else {
@@ -95,10 +113,20 @@ fn run_slice(
     duration: Duration,
 ) -> Result<WalSlice, FreshWalError> {
     let rec = record(case.record_bytes);
+    // The batch borrows the one payload `batch` times.
+    let batch: Batch = (0..case.batch)
+        .map(|_| Record::new(rec.rmid, rec.info, &rec.data[..]))
+        .collect();
     let config = case.config(base);
     thread_slice!(dir, setup, duration; config, case.threads, Timing::CountOnly; |wal, _| {
-        let rec = &rec;
-        Ok(move || wal.insert(rec).map(drop))
+        let (rec, batch) = (&rec, &batch);
+        Ok(move || {
+            if batch.len() == 1 {
+                wal.insert(rec).map(drop)
+            } else {
+                wal.insert_batch(batch).map(drop)
+            }
+        })
     })
 }
 
@@ -159,7 +187,7 @@ mod tests {
             slice: Duration::from_millis(30),
             slices: 1,
         };
-        let cases = cases(&Design::ALL, &[2], &[66]);
+        let cases = cases(&Design::ALL, &[2], &[66], &[1, 16]);
         let setups = [
             LogSetup::default(),
             LogSetup {
@@ -174,6 +202,9 @@ mod tests {
             // Sync None whatever the base says.
             assert_eq!(r.figures.syncs, 0, "{r:?}");
             assert!(r.ns_per_record.is_finite(), "{r:?}");
+            // Records are counted, not batches.
+            let per_op = r.figures.records_per_sec / r.figures.ops_per_sec;
+            assert!(per_op >= 0.999 * r.case.batch as f64, "{r:?}");
         }
     }
 }

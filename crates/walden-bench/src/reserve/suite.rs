@@ -17,10 +17,10 @@ use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::limits::{self, Probe};
 use crate::measure::SliceSettings;
 use crate::projection::{project_reservation, ReservationProjection};
-use crate::reserve::insert::{self, InsertResult};
+use crate::reserve::insert::{self, InsertCase, InsertResult};
 use crate::reserve::micro::{self, MicroCase, MicroResult};
 use indicatif::ProgressBar;
-use walden::{Config, ReservationKind};
+use walden::{Config, ReservationKind, WalFormat};
 
 use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
 use crate::run_output::progress;
@@ -82,6 +82,7 @@ Knobs not given keep Config::default()'s; sync none.
 
 Examples:
   walden bench insert --quick --threads 1,2,64 --record-bytes 66
+  walden bench insert --quick --threads 1,2 --record-bytes 66 --batch 1,16,64,256 --reservation spinlock
   walden bench insert --format postgres15 --insert-slots 64 --slot-choice attempts:2
   walden bench insert --reservation unlinked --page-init cooperative --eviction batch
   walden bench insert --threads 1,2 --storage discard,files --segment-state steady")]
@@ -93,6 +94,11 @@ pub struct InsertArgs {
     /// 4096: a bulk record).
     #[arg(long, value_delimiter = ',', default_value = "66,4096")]
     pub record_bytes: Vec<NonZeroUsize>,
+    /// Records per insert call, comma-separated: 1 inserts each record
+    /// alone (`Wal::insert`); more insert them as one batch
+    /// (`Wal::insert_batch`: one reservation and one copy pass).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub batch: Vec<NonZeroUsize>,
     /// `--format` and `--reservation` lists.
     #[command(flatten)]
     pub designs: DesignArgs,
@@ -118,6 +124,24 @@ impl InsertArgs {
         InsertArgs {
             threads: counts(&[1, 2, 64]),
             record_bytes: counts(&[66]),
+            quick: true,
+            ..defaults()
+        }
+    }
+
+    /// The batch case of `walden bench all` (both runs): 66-byte records
+    /// one at a time and in batches of 16, 64 and 256, at 1, 2 and 64
+    /// threads, in the default design (postgres15, spinlock), one slice of
+    /// 200 ms per case: a few seconds.
+    pub fn batch_plan() -> InsertArgs {
+        InsertArgs {
+            threads: counts(&[1, 2, 64]),
+            record_bytes: counts(&[66]),
+            batch: counts(&[1, 16, 64, 256]),
+            designs: DesignArgs {
+                format: vec![WalFormat::Postgres15],
+                reservation: vec![ReservationKind::Spinlock],
+            },
             quick: true,
             ..defaults()
         }
@@ -161,7 +185,8 @@ pub fn run_insert(args: &InsertArgs) -> Result<(), BenchError> {
     let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
     let sizes: Vec<usize> = args.record_bytes.iter().map(|b| b.get()).collect();
     let designs = args.designs.designs()?;
-    let cases = insert::cases(&designs, &threads, &sizes);
+    let batches: Vec<usize> = args.batch.iter().map(|b| b.get()).collect();
+    let cases = insert::cases(&designs, &threads, &sizes, &batches);
     let base = configure(Config::default(), &[&args.knobs]);
     check(cases.iter().map(|c| c.config(&base)))?;
     let slices = if args.quick {
@@ -304,11 +329,21 @@ fn print_micro(results: &[MicroResult]) {
 fn print_insert(results: &[InsertResult]) {
     println!("insert path, sync none (non-durable), measured");
     println!(
-        "{:>6} {:>7}  {:<30} {:<14} {:>10} {:>10} {:>10} {:>11}",
-        "bytes", "threads", "design", "storage", "ns/record", "Mrec/s", "×spinlock", "WAL/s"
+        "{:>6} {:>5} {:>7}  {:<30} {:<14} {:>10} {:>10} {:>10} {:>9} {:>11}",
+        "bytes",
+        "batch",
+        "threads",
+        "design",
+        "storage",
+        "ns/record",
+        "Mrec/s",
+        "×spinlock",
+        "×batch 1",
+        "WAL/s"
     );
     for group in results.chunk_by(|a, b| {
-        a.case.threads == b.case.threads && a.case.record_bytes == b.case.record_bytes
+        (a.case.threads, a.case.record_bytes, a.case.batch)
+            == (b.case.threads, b.case.record_bytes, b.case.batch)
     }) {
         for r in group {
             let spinlock = group
@@ -317,15 +352,22 @@ fn print_insert(results: &[InsertResult]) {
                     s.case.design.reservation == ReservationKind::Spinlock && s.setup == r.setup
                 })
                 .map(|s| s.figures.records_per_sec);
+            // The same design, threads, size and setup, one record at a time.
+            let single = results
+                .iter()
+                .find(|s| s.case == InsertCase { batch: 1, ..r.case } && s.setup == r.setup)
+                .map(|s| s.figures.records_per_sec);
             println!(
-                "{:>6} {:>7}  {:<30} {:<14} {:>10.1} {:>10.3} {:>10} {:>11}",
+                "{:>6} {:>5} {:>7}  {:<30} {:<14} {:>10.1} {:>10.3} {:>10} {:>9} {:>11}",
                 r.case.record_bytes,
+                r.case.batch,
                 r.case.threads,
                 r.case.design.label(),
                 r.figures.setup_label(&r.setup),
                 r.ns_per_record,
                 r.figures.records_per_sec / 1e6,
                 ratio(r.figures.records_per_sec, spinlock),
+                ratio(r.figures.records_per_sec, single),
                 bytes_rate(r.figures.wal_bytes_per_sec),
             );
         }

@@ -323,6 +323,7 @@ mod tests {
                     design: design(ReservationKind::PrevLinkTable),
                     threads,
                     record_bytes: bytes,
+                    batch: 1,
                 },
                 setup: Default::default(),
                 figures: figures(5.0, 1.0),

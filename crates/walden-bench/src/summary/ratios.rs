@@ -480,6 +480,7 @@ mod tests {
                 design: design(reservation),
                 threads,
                 record_bytes: 66,
+                batch: 1,
             },
             setup,
             figures: figures(rate, rate * 66.0),

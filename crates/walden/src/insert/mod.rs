@@ -11,10 +11,13 @@
 //! A critical-section guard turns a panic there into an abort, and an I/O error
 //! (the only error possible there) poisons the log.
 
+mod batch;
 pub mod reserve;
 pub mod slots;
 #[cfg(test)]
 mod tests;
+
+pub use batch::BatchSpans;
 
 use crate::buffer::{BufferRing, Eviction, PageInit};
 use crate::config::{Config, ReservationKind, SlotChoice};
@@ -39,6 +42,38 @@ pub struct RecordSpan {
     /// LSN just past the record: pass it to [`crate::Wal::flush`]
     /// (PostgreSQL: `XLogInsert`'s return value).
     pub end: Lsn,
+}
+
+/// One record of a run, ready to be placed: its header (prev-link still to
+/// fill), its body's parts and their CRC, and the bytes it takes.
+struct Pending<'b> {
+    header: RecordHeader,
+    body_crc: u32,
+    body: &'b [&'b [u8]],
+    /// Reserved bytes: the record's length rounded up to 8.
+    size: u64,
+}
+
+impl<'b> Pending<'b> {
+    /// `rec`'s header fields with the body `body`, in a `format` log; `rec`
+    /// is validated. Computes the body's CRC.
+    fn new(format: WalFormat, rec: &Record, body: &'b [&'b [u8]]) -> Self {
+        let tot_len = format.record_header_size() + body.iter().map(|p| p.len()).sum::<usize>();
+        Pending {
+            header: RecordHeader {
+                // At most MAX_RECORD_SIZE: `rec` is validated.
+                tot_len: tot_len as u32,
+                xid: rec.xid,
+                prev: Lsn::INVALID,
+                info: rec.info,
+                rmid: rec.rmid,
+                crc: 0,
+            },
+            body_crc: crc::parts_crc(body),
+            body,
+            size: maxalign(tot_len as u64),
+        }
+    }
 }
 
 /// Aborts the process if dropped while unwinding: a panic between
@@ -186,27 +221,19 @@ impl InsertPath {
     /// `body`'s parts, in order; `rec` is validated.
     fn insert_body(&self, rec: &Record, body: &[&[u8]]) -> Result<RecordSpan, Error> {
         self.writer.check()?;
-        let tot_len =
-            self.format.record_header_size() + body.iter().map(|p| p.len()).sum::<usize>();
         // Outside the critical section: a long record's CRC overlaps other
         // inserters' work.
-        let body_crc = crc::parts_crc(body);
-        let size = maxalign(tot_len as u64);
-        let header = RecordHeader {
-            // At most MAX_RECORD_SIZE: `rec` is validated.
-            tot_len: tot_len as u32,
-            xid: rec.xid,
-            prev: Lsn::INVALID,
-            info: rec.info,
-            rmid: rec.rmid,
-            crc: 0,
-        };
+        let item = Pending::new(self.format, rec, body);
+        let size = item.size;
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
         let r = self.reserver.reserve(size);
-        let placed = self.place_record(header, body_crc, body, r, &slot);
-        slot.count_record(size);
-        placed
+        let placed = self.place_run(r, [item], &slot, |_| ());
+        slot.count_records(1, size);
+        placed.map(|()| RecordSpan {
+            start: self.seg.pos_to_start_lsn(r.start),
+            end: self.seg.pos_to_end_lsn(r.end),
+        })
     }
 
     /// The reference for [`Self::insert`]: encodes `rec`'s body into one
@@ -220,42 +247,56 @@ impl InsertPath {
         self.insert_body(rec, &[&body])
     }
 
-    /// Fills the reservation `r` with the record whose header is still to
-    /// be finished and whose body is `body`'s parts (with CRC `body_crc`):
-    /// gets the prev-link, seals the header in the log's format, copies
-    /// the header and the parts in, and, with `PrevLinkInBuffer`, writes the
-    /// next record's prev-link into the buffer (before the copy, or after
-    /// it for a record about the ring's size; see
-    /// [`reserve::prev_link_in_buffer`]).
-    fn place_record(
+    /// Fills the reservation `r` with `items`, records whose headers are
+    /// still to be finished, one after the other, and reports each one's
+    /// span to `placed`: gets the first one's prev-link (each later one
+    /// links to the one before it), seals each header in the log's format,
+    /// copies the headers and bodies in, and, with `PrevLinkInBuffer`,
+    /// writes the next reservation's prev-link, the last record's start,
+    /// into the buffer (before the copy, or after it for a run about the
+    /// ring's size; see [`reserve::prev_link_in_buffer`]).
+    fn place_run<'b>(
         &self,
-        header: RecordHeader,
-        body_crc: u32,
-        body: &[&[u8]],
         r: Reservation,
+        items: impl IntoIterator<Item = Pending<'b>>,
         progress: &impl InsertionProgress,
-    ) -> Result<RecordSpan, Error> {
-        let span = RecordSpan {
-            start: self.seg.pos_to_start_lsn(r.start),
-            end: self.seg.pos_to_end_lsn(r.end),
-        };
+        mut placed: impl FnMut(RecordSpan),
+    ) -> Result<(), Error> {
+        let run_start = self.seg.pos_to_start_lsn(r.start);
         let links_in_buffer = self.reserver.kind() == ReservationKind::PrevLinkInBuffer;
         let after_copy =
-            links_in_buffer && publish_after_copy(self.seg, self.ring.bytes(), span.start, r.end);
+            links_in_buffer && publish_after_copy(self.seg, self.ring.bytes(), run_start, r.end);
         if links_in_buffer && !after_copy {
-            self.publish_next_link(&r, self.advertisement(span.start), progress)?;
+            self.publish_next_link(&r, self.advertisement(run_start), progress)?;
         }
-        let prev = self.prev_link(&r, span.start, progress)?;
-        let header = RecordHeader { prev, ..header };
-        let mut sealed = [0; RECORD_HEADER_SIZE];
-        let sealed = &mut sealed[..self.format.record_header_size()];
-        self.format
-            .seal_header(&header, span.start, self.seg, body_crc, sealed);
-        self.copy_record(sealed, body, r.start, progress)?;
+        let mut prev = self.prev_link(&r, run_start, progress)?;
+        let mut at = r.start;
+        for item in items {
+            let start = self.seg.pos_to_start_lsn(at);
+            let header = RecordHeader {
+                prev,
+                ..item.header
+            };
+            let mut sealed = [0; RECORD_HEADER_SIZE];
+            let sealed = &mut sealed[..self.format.record_header_size()];
+            self.format
+                .seal_header(&header, start, self.seg, item.body_crc, sealed);
+            self.copy_record(sealed, item.body, at, progress)?;
+            at += item.size;
+            placed(RecordSpan {
+                start,
+                end: self.seg.pos_to_end_lsn(at),
+            });
+            if r.prev != PrevLink::NotKept {
+                prev = start;
+            }
+        }
+        debug_assert_eq!(at, r.end, "the items fill the reservation");
         if after_copy {
-            self.publish_next_link(&r, self.advertisement(span.end), progress)?;
+            let run_end = self.seg.pos_to_end_lsn(r.end);
+            self.publish_next_link(&r, self.advertisement(run_end), progress)?;
         }
-        Ok(span)
+        Ok(())
     }
 
     /// The prev-link of the record reserved as `r`, starting at `start`;
@@ -287,10 +328,11 @@ impl InsertPath {
         }
     }
 
-    /// `PrevLinkInBuffer`: writes our start as the prev-link of the record
-    /// that follows the reservation `r`, at its `xl_prev` field, after
-    /// advertising `advertised` (our start, or our end once our record is
-    /// copied) so that mapping that page never waits for us
+    /// `PrevLinkInBuffer`: writes the start of our (last) record as the
+    /// prev-link of the record that follows the reservation `r`, at its
+    /// `xl_prev` field, after advertising `advertised` (our start, or our
+    /// end once our records are copied) so that mapping that page never
+    /// waits for us
     /// (PostgreSQL with seed 003's 0001: `SetPrevRecPtr`).
     fn publish_next_link(
         &self,
@@ -305,7 +347,7 @@ impl InsertPath {
         // out or re-initialised before the next record's inserter, whose
         // reservation holds the field, has read it and copied its record.
         let cell = unsafe { self.ring.link_cell(field) };
-        cell.publish(self.seg.pos_to_start_lsn(r.start));
+        cell.publish(self.seg.pos_to_start_lsn(r.last));
         Ok(())
     }
 
@@ -352,7 +394,7 @@ impl InsertPath {
             // every slot, and the field is a whole segment ahead.
             self.publish_next_link(&r, seg_end, &all)?;
         }
-        all.count_record(r.end - r.start);
+        all.count_records(1, r.end - r.start);
         Ok(Some(RecordSpan {
             start,
             end: seg_end,

@@ -118,7 +118,7 @@ fn run(
     dir: &Path,
     config: &Config,
     insert: fn(&InsertPath, &Record) -> Result<RecordSpan, Error>,
-) -> (Vec<Option<RecordSpan>>, Vec<Record>) {
+) -> (Vec<Option<RecordSpan>>, Vec<Record<'static>>) {
     let path = insert_path(dir, config);
     let seg = path.seg;
     let mut spans = Vec::new();

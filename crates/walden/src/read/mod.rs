@@ -14,6 +14,7 @@
 
 mod dir_source;
 mod error;
+mod iter;
 mod pages;
 mod reader;
 mod segment_source;

@@ -117,6 +117,19 @@ pub struct WalReader {
     /// While a record is being put together across pages: (its LSN, the
     /// page being read), which becomes `aborted` if reading fails.
     assembling: Option<(Lsn, Lsn)>,
+    /// How iteration ended ([`Iterator::next`] returned `None` or an error).
+    pub(super) stopped: Option<Stopped>,
+}
+
+/// How a [`WalReader`] used as an [`Iterator`] ended.
+#[derive(Debug)]
+pub(super) enum Stopped {
+    /// At the end limit.
+    EndLimit,
+    /// At the end of WAL, for this reason.
+    EndOfWal(ReadError),
+    /// On another error, returned once.
+    Failed,
 }
 
 impl WalReader {
@@ -190,6 +203,7 @@ impl WalReader {
             skipped: None,
             aborted: None,
             assembling: None,
+            stopped: None,
         })
     }
 

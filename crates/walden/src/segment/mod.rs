@@ -42,7 +42,7 @@ pub use files::SegmentFiles;
 pub use fs::FsStorage;
 pub use prepare::{PrepareFor, SegmentPrep};
 pub use recycle::{plan_recycling, RecyclePlan};
-pub(crate) use rewrite_after_failed_sync::rewrite_durably;
+pub(crate) use rewrite_after_failed_sync::{erase_durably, rewrite_durably};
 #[cfg(feature = "sim")]
 pub use sim::{SimStats, SimStorage};
 pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};

@@ -1,4 +1,5 @@
-//! Making WAL found by recovery durable again after a crash.
+//! Making WAL found by recovery durable again after a crash, and erasing
+//! a batch recovery drops.
 //!
 //! After a failed sync, Linux marks the pages it could not write clean and
 //! forgets them: they stay readable in the page cache, a later `fsync`
@@ -14,8 +15,9 @@
 
 use super::error::{failed, FileOp, SegmentError};
 use super::files::SegmentFiles;
-use super::storage::FileSyncMode;
+use super::storage::{FileSyncMode, StorageFile};
 use crate::lsn::Lsn;
+use std::path::Path;
 
 /// Bytes read and written back at a time.
 const CHUNK: u64 = 1 << 20;
@@ -28,8 +30,50 @@ pub(crate) fn rewrite_durably(
     from: Lsn,
     to: Lsn,
 ) -> Result<(), SegmentError> {
-    let seg = files.segment_size();
     let mut buf = Vec::new();
+    for_each_chunk(files, from, to, |file, path, offset, n| {
+        buf.resize(n, 0);
+        file.read_exact_at(&mut buf, offset)
+            .map_err(failed(FileOp::Read, path))?;
+        Ok(file
+            .write_all_at(&buf, offset)
+            .map_err(failed(FileOp::Write, path))?)
+    })
+}
+
+/// Overwrites the bytes of the log from `from` up to `to` with zeros in
+/// the segment files that exist, and syncs each one touched: recovery
+/// erases a batch it drops, so that none of its records, valid on disk,
+/// can ever be read as part of the log again.
+pub(crate) fn erase_durably(files: &SegmentFiles, from: Lsn, to: Lsn) -> Result<(), SegmentError> {
+    let seg = files.segment_size();
+    let mut at = from;
+    while at < to {
+        let segno = seg.segno(at);
+        let end = to.min(seg.segment_start(segno + 1));
+        if files.exists(segno)? {
+            let zeros = vec![0u8; CHUNK.min(end.0 - at.0) as usize];
+            for_each_chunk(files, at, end, |file, path, offset, n| {
+                Ok(file
+                    .write_all_at(&zeros[..n], offset)
+                    .map_err(failed(FileOp::Write, path))?)
+            })?;
+        }
+        at = end;
+    }
+    Ok(())
+}
+
+/// Calls `chunk` with each segment file from `from` up to `to`, opened for
+/// writing, and each piece of at most [`CHUNK`] bytes of it in the range
+/// (its offset and length), then syncs that segment.
+fn for_each_chunk(
+    files: &SegmentFiles,
+    from: Lsn,
+    to: Lsn,
+    mut chunk: impl FnMut(&dyn StorageFile, &Path, u64, usize) -> Result<(), SegmentError>,
+) -> Result<(), SegmentError> {
+    let seg = files.segment_size();
     let mut at = from;
     while at < to {
         let segno = seg.segno(at);
@@ -38,12 +82,7 @@ pub(crate) fn rewrite_durably(
         let file = files.open_for_write(segno, FileSyncMode::None)?;
         while at < end {
             let n = (end.0 - at.0).min(CHUNK);
-            buf.resize(n as usize, 0);
-            let offset = seg.offset(at);
-            file.read_exact_at(&mut buf, offset)
-                .map_err(failed(FileOp::Read, &path))?;
-            file.write_all_at(&buf, offset)
-                .map_err(failed(FileOp::Write, &path))?;
+            chunk(&*file, &path, seg.offset(at), n as usize)?;
             at = Lsn(at.0 + n);
         }
         file.sync_data().map_err(failed(FileOp::Sync, &path))?;
@@ -56,7 +95,6 @@ mod tests {
     use super::*;
     use crate::lsn::SegmentSize;
     use crate::segment::{SimStorage, Storage};
-    use std::path::Path;
     use std::sync::Arc;
 
     #[test]

@@ -6,7 +6,9 @@
 //! path: `CreateCheckPoint`, `pg_switch_wal`, `pg_stat_wal`.
 
 mod async_flush;
+mod batch_recovery;
 mod open;
+mod open_or_create;
 
 pub use async_flush::FlushFuture;
 pub use open::RecoveryReport;
@@ -18,10 +20,10 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::format::message::CheckPoint;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN};
-use crate::insert::{InsertPath, RecordSpan};
+use crate::insert::{BatchSpans, InsertPath, RecordSpan};
 use crate::lsn::{maxalign, Lsn};
 use crate::read::{ReaderOptions, StorageSource, WalReader};
-use crate::record::Record;
+use crate::record::{Batch, Record};
 use crate::segment::{
     plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage,
 };
@@ -245,8 +247,9 @@ pub struct Stats {
 ///
 /// let (wal, report) = Wal::open(dir.path(), config).unwrap();
 /// let mut reader = wal.reader(report.redo).unwrap();
-/// let hello = std::iter::from_fn(|| reader.next_record().ok().flatten())
-///     .find(|r| r.header.rmid == 128)
+/// let hello = reader
+///     .find(|r| r.as_ref().map_or(true, |r| r.header.rmid == 128))
+///     .unwrap()
 ///     .unwrap();
 /// assert_eq!(hello.decode_body().unwrap().main_data, b"hello");
 /// ```
@@ -278,6 +281,48 @@ impl Wal {
         let span = self.shared.insert.insert(rec)?;
         self.shared.background.inserted(span.end);
         Ok(span)
+    }
+
+    /// Inserts a plain-bytes record ([`Record::bytes`]: resource manager
+    /// [`crate::DEFAULT_RMID`], info 0); returns the LSN just past it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let wal = walden::Wal::create(dir.path(), walden::Config::default()).unwrap();
+    /// let end = wal.append(b"put k=v").unwrap();
+    /// wal.flush(end).unwrap();
+    /// ```
+    pub fn append(&self, data: &[u8]) -> Result<Lsn, Error> {
+        self.insert(&Record::bytes(data))
+    }
+
+    /// Inserts every record of `batch` with one reservation and one pass
+    /// of copying; returns each record's span and the batch's end, to pass
+    /// to [`Wal::flush`]. The records are consecutive in the log, behind a
+    /// small `XLOG_NOOP` marker record that names them, and recovery keeps
+    /// all of them or none: after a crash, a batch whose records did not
+    /// all reach the disk is dropped whole (see [`RecoveryReport::dropped_batch`]).
+    /// Every reservation design and format takes a batch as one reservation.
+    /// A batch of one record is inserted as that record alone (no marker);
+    /// an empty batch inserts nothing.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use walden::{Batch, Wal, Config};
+    /// let wal = Wal::create(dir.path(), Config::default()).unwrap();
+    /// let payloads: Vec<Vec<u8>> = (0..16u8).map(|i| vec![i; 66]).collect();
+    /// let batch: Batch = payloads.iter().map(|p| walden::Record::bytes(&p[..])).collect();
+    /// let spans = wal.insert_batch(&batch).unwrap();
+    /// assert_eq!(spans.records.len(), 16);
+    /// assert_eq!(spans.end, spans.records[15].end);
+    /// wal.flush(spans.end).unwrap();
+    /// ```
+    pub fn insert_batch(&self, batch: &Batch) -> Result<BatchSpans, Error> {
+        let spans = self.shared.insert.insert_batch(batch)?;
+        if spans.end.is_valid() {
+            self.shared.background.inserted(spans.end);
+        }
+        Ok(spans)
     }
 
     /// Returns once everything below `upto` is durable (per the sync

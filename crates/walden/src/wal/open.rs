@@ -8,10 +8,15 @@
 //! does: new WAL starts on the page where its continuation is missing, that
 //! page is flagged `XLP_FIRST_IS_OVERWRITE_CONTRECORD`, and its first record
 //! is an `XLOG_OVERWRITE_CONTRECORD` naming the abandoned record.
+//! A batch ([`crate::Wal::insert_batch`]) whose marker was read but not
+//! every one of its records is dropped whole: the log continues at its
+//! marker, and its bytes are erased on disk first, so that no record of it
+//! can be chained to again by whatever is written there next.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use super::batch_recovery::OpenBatch;
 use super::{unix_time, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError};
@@ -24,8 +29,8 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    check_no_hole, check_segment_sizes, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure,
-    SegmentError, SegmentFiles, Storage,
+    check_no_hole, check_segment_sizes, erase_durably, rewrite_durably, ControlFile, FileOp,
+    FsStorage, IoFailure, SegmentError, SegmentFiles, Storage,
 };
 use crate::sync::{AsyncWaiters, AtomicU64};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -57,6 +62,11 @@ pub struct RecoveryReport {
     /// A record cut off by a crash that was abandoned with an
     /// `XLOG_OVERWRITE_CONTRECORD` record, if any.
     pub overwritten: Option<Lsn>,
+    /// A batch ([`crate::Wal::insert_batch`]) the crash left incomplete,
+    /// if any: the LSN of its marker, where the log now continues. None of
+    /// its records is kept (they are not counted in `records`), and its
+    /// bytes were erased on disk.
+    pub dropped_batch: Option<Lsn>,
 }
 
 /// Where a log's next record goes, and what the ring must start with.
@@ -147,7 +157,22 @@ impl Wal {
         Ok(wal)
     }
 
-    /// Opens the log in `dir`, recovering to the end of valid WAL.
+    /// Opens the log in `dir`, recovering to the end of valid WAL. A format
+    /// or segment size left at its default in `config` is the log's own
+    /// ([`Config::adopting`]); one set to another value must match it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use walden::{Config, Wal, WalFormat};
+    /// let small = Config { segment_size: 1 << 20, format: WalFormat::SelfLsn,
+    ///     reservation: walden::ReservationKind::Unlinked, ..Config::default() };
+    /// Wal::create(dir.path(), small).unwrap().close().unwrap();
+    /// // No need to repeat the segment size and format:
+    /// let (wal, report) = Wal::open(dir.path(), Config::default()).unwrap();
+    /// assert_eq!(wal.config().segment_size, 1 << 20);
+    /// assert_eq!(wal.config().format, WalFormat::SelfLsn);
+    /// assert!(report.clean_shutdown);
+    /// ```
     pub fn open(dir: impl AsRef<Path>, config: Config) -> Result<(Wal, RecoveryReport), Error> {
         Wal::open_with_storage(dir, config, Arc::new(FsStorage))
     }
@@ -158,10 +183,11 @@ impl Wal {
         config: Config,
         storage: Arc<dyn Storage>,
     ) -> Result<(Wal, RecoveryReport), Error> {
-        config.validate()?;
         let dir = dir.as_ref();
         let control = ControlFile::read(&*storage, dir)?;
         let seg = control.segment_size;
+        let config = config.adopting(control.format, seg.bytes());
+        config.validate()?;
         if seg.bytes() != config.segment_size {
             return Err(ConfigError::Mismatch {
                 field: "segment_size",
@@ -181,8 +207,11 @@ impl Wal {
         let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
         files.remove_temp_files()?;
         check_segment_sizes(&files, seg.segno(control.redo))?;
-        let (report, tail, overwrite) = scan(&files, &control)?;
+        let (report, tail, overwrite, dropped) = scan(&files, &control)?;
         check_no_hole(&files, report.end, control.system_identifier)?;
+        if let Some((from, to)) = dropped {
+            erase_durably(&files, from, to)?;
+        }
         if !control.clean_shutdown {
             // Recovery read the WAL up to the tail; make sure it is on disk.
             rewrite_durably(&files, control.redo.page_start(), tail.durable_end())?;
@@ -313,12 +342,14 @@ fn pg_now(unix_secs: i64) -> i64 {
     (unix_secs - POSTGRES_EPOCH_UNIX_SECS) * USECS_PER_SEC
 }
 
-/// Reads from the redo point to the end of WAL.
-#[allow(clippy::type_complexity)]
-fn scan(
-    files: &SegmentFiles,
-    control: &ControlFile,
-) -> Result<(RecoveryReport, Tail, Option<(Lsn, Lsn)>), Error> {
+/// What recovery found: the report, where the log goes on, the record cut
+/// off by the crash (its LSN and the page its continuation is missing
+/// from) and the range of a dropped batch to erase.
+type Scanned = (RecoveryReport, Tail, Option<(Lsn, Lsn)>, Option<(Lsn, Lsn)>);
+
+/// Reads from the redo point to the end of WAL. A batch whose records are
+/// not all there is dropped: the end of WAL becomes its marker.
+fn scan(files: &SegmentFiles, control: &ControlFile) -> Result<Scanned, Error> {
     let seg = control.segment_size;
     let opts = ReaderOptions {
         start: Some(control.redo),
@@ -328,20 +359,44 @@ fn scan(
     let source = StorageSource::new(files.storage().clone(), files.dir(), seg);
     let mut reader = WalReader::with_source(Box::new(source), opts)?;
     let mut records = 0u64;
-    let stop = loop {
+    let mut open_batch: Option<OpenBatch> = None;
+    let mut stop = loop {
+        let before = reader.last_good();
         match reader.next_record() {
-            Ok(Some(_)) => records += 1,
+            Ok(Some(rec)) => {
+                records += 1;
+                match &mut open_batch {
+                    Some(b) => {
+                        b.left -= 1;
+                        if b.left == 0 {
+                            open_batch = None;
+                        }
+                    }
+                    None => open_batch = OpenBatch::opened_by(&rec, seg, before, records - 1),
+                }
+            }
             Ok(None) => break "end of the requested range".to_owned(),
             Err(e @ ReadError::EndOfWal { .. }) => break e.to_string(),
             Err(e) => return Err(e.into()),
         }
     };
-    let prev = reader.last_good().unwrap_or(Lsn::INVALID);
-    let overwrite = reader.aborted_contrecord();
-    let next = match overwrite {
+    let mut last_good = reader.last_good();
+    let mut overwrite = reader.aborted_contrecord();
+    let mut next = match overwrite {
         Some((_, missing_page)) => missing_page,
         None => reader.next_lsn(),
     };
+    let dropped = open_batch.map(|b| {
+        // The records after the marker, and a record cut off among them,
+        // go with the batch.
+        stop = format!("{stop}; dropped the incomplete batch at {}", b.marker);
+        records = b.records_before;
+        last_good = b.before;
+        overwrite = None;
+        next = b.marker;
+        (b.marker, b.end.max(reader.next_lsn()))
+    });
+    let prev = last_good.unwrap_or(Lsn::INVALID);
     let page = next.page_start();
     let first_page = if overwrite.is_some() {
         FirstPage::Overwrite
@@ -364,13 +419,14 @@ fn scan(
         redo: control.redo,
         checkpoint: control.checkpoint,
         end,
-        last_record: reader.last_good(),
+        last_record: last_good,
         records,
         stop,
         clean_shutdown: control.clean_shutdown,
         overwritten: overwrite.map(|(aborted, _)| aborted),
+        dropped_batch: dropped.map(|(marker, _)| marker),
     };
-    Ok((report, tail, overwrite))
+    Ok((report, tail, overwrite, dropped))
 }
 
 /// The bytes of `page` before `end`, from its segment file.

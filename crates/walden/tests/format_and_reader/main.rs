@@ -13,5 +13,6 @@ mod format_roundtrip;
 mod pg_compat;
 mod reader_fresh_wal;
 mod reader_fuzz;
+mod reader_iterator;
 mod reader_samples;
 mod reader_synthetic;

@@ -16,7 +16,7 @@ use walden::{
 const RMID: u8 = 140;
 
 /// Every pair DESIGN.md §3 allows.
-const PAIRS: [(WalFormat, ReservationKind); 5] = [
+pub(crate) const PAIRS: [(WalFormat, ReservationKind); 5] = [
     (WalFormat::Postgres15, ReservationKind::Spinlock),
     (WalFormat::Postgres15, ReservationKind::PrevLinkTable),
     (WalFormat::Postgres15, ReservationKind::PrevLinkInBuffer),
@@ -24,7 +24,7 @@ const PAIRS: [(WalFormat, ReservationKind); 5] = [
     (WalFormat::CompactWalId, ReservationKind::Unlinked),
 ];
 
-fn config(format: WalFormat, reservation: ReservationKind) -> Config {
+pub(crate) fn config(format: WalFormat, reservation: ReservationKind) -> Config {
     Config {
         format,
         reservation,
@@ -53,7 +53,7 @@ fn insert_from_threads(wal: &Arc<Wal>, threads: u32, per_thread: u32, salt: u32)
 
 /// Reads from `start` to the end of WAL and checks that records tile the
 /// log and, in a format with prev-links, chain; returns how many there were.
-fn check_log(dir: &std::path::Path, start: Lsn, config: &Config) -> usize {
+pub(crate) fn check_log(dir: &std::path::Path, start: Lsn, config: &Config) -> usize {
     let (records, stop) = read_from(dir, Some(start));
     let (format, seg) = (
         config.format,

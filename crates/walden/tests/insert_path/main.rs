@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod batches;
 mod designs_and_formats;
 mod eviction;
 mod insert_stress;

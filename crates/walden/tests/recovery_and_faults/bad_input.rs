@@ -107,7 +107,7 @@ fn zero_length_and_maximum_length_payloads_round_trip() {
     let second = reader.next_record().unwrap().unwrap();
     assert_eq!(second.lsn, big.start);
     assert_eq!(second.tot_len() as usize, MAX_RECORD_SIZE);
-    assert!(second.parse_body().unwrap().main_data == max.data.as_slice());
+    assert!(second.parse_body().unwrap().main_data == &max.data[..]);
 }
 
 #[test]

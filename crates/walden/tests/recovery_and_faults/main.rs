@@ -7,6 +7,7 @@
 mod support;
 
 mod bad_input;
+mod batch_atomicity;
 mod end_of_wal_matrix;
 mod power_cut;
 mod recovery;

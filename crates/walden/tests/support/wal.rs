@@ -51,7 +51,7 @@ pub fn payload(thread: u32, seq: u32, len: usize) -> Vec<u8> {
 
 /// The record of resource manager `rmid` whose encoded length rounds up to
 /// exactly `aligned` bytes, if one exists.
-pub fn record_of_aligned_size(rmid: u8, aligned: u64) -> Option<Record> {
+pub fn record_of_aligned_size(rmid: u8, aligned: u64) -> Option<Record<'static>> {
     let base = aligned.checked_sub(24)? as usize;
     [
         base.checked_sub(2),

@@ -13,6 +13,7 @@ mod async_flush;
 mod background_writer;
 mod checkpoint_to;
 mod group_commit;
+mod open_or_create;
 mod segment_control;
 mod segment_files;
 mod segments_ahead;

@@ -4,8 +4,10 @@
 //! - [`LogicalMessage`]: `pg_logical_emit_message`'s record;
 //! - [`CheckPoint`], [`OverwriteContrecord`], [`switch_record_header`]: XLOG records;
 //! - [`CommitRecord`]: a Transaction COMMIT;
+//! - [`BatchMarker`]: the `XLOG_NOOP` record in front of a batch;
 //! - [`describe`]: the text pg_waldump prints after `desc: `.
 
+mod batch;
 mod logical;
 mod timestamp;
 mod xact;
@@ -13,6 +15,7 @@ mod xlog;
 
 use std::fmt::Write as _;
 
+pub use batch::{BatchMarker, BATCH_MARKER_MAGIC, BATCH_MARKER_SIZE};
 pub use logical::{LogicalMessage, LOGICAL_MESSAGE_HEADER_SIZE};
 pub use timestamp::{format_timestamptz, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
 pub use xact::CommitRecord;

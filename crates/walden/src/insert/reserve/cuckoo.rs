@@ -162,11 +162,18 @@ impl LinkTable {
     /// the predecessor to publish it (PostgreSQL with seed 003:
     /// `LinkAndFindPrevPos`).
     pub fn link(&self, start: u64, end: u64) -> Option<u64> {
+        self.link_run(start, end, start)
+    }
+
+    /// [`LinkTable::link`] for a reservation holding a run of records
+    /// (a batch) whose last one starts at `last`: the link published for
+    /// the next reservation is `last`, not `start`.
+    pub fn link_run(&self, start: u64, end: u64, last: u64) -> Option<u64> {
         let want = key_of(start);
         let want_at = self.candidates(want);
         let mut carried = Link {
             key: key_of(end),
-            value: start,
+            value: last,
         };
         let mut carried_at = self.candidates(carried.key);
         let mut found = None;

@@ -55,6 +55,10 @@ pub struct Reservation {
     pub start: u64,
     /// Usable byte position just past the record and its alignment padding.
     pub end: u64,
+    /// Usable byte position of the last record in the range: `start` for
+    /// one record, the batch's last record for a batch (what the next
+    /// reservation's prev-link points to).
+    pub last: u64,
     /// The record's prev-link, or where to get it.
     pub prev: PrevLink,
 }
@@ -107,15 +111,23 @@ impl Reserver {
         }
     }
 
-    /// Reserves `size` bytes (a multiple of 8). The caller holds an
-    /// insertion slot.
+    /// Reserves `size` bytes (a multiple of 8) for one record. The caller
+    /// holds an insertion slot.
     #[inline]
     pub fn reserve(&self, size: u64) -> Reservation {
+        self.reserve_batch(size, 0)
+    }
+
+    /// Reserves `size` bytes (a multiple of 8) for a run of records whose
+    /// last one starts `last` bytes into the range, so that the record
+    /// after the run links to it. The caller holds an insertion slot.
+    #[inline]
+    pub fn reserve_batch(&self, size: u64, last: u64) -> Reservation {
         match self {
-            Reserver::Spinlock(r) => r.reserve(size),
-            Reserver::PrevLinkTable(r) => r.reserve(size),
-            Reserver::PrevLinkInBuffer(r) => r.reserve(size),
-            Reserver::Unlinked(r) => r.reserve(size),
+            Reserver::Spinlock(r) => r.reserve_batch(size, last),
+            Reserver::PrevLinkTable(r) => r.reserve_batch(size, last),
+            Reserver::PrevLinkInBuffer(r) => r.reserve_batch(size, last),
+            Reserver::Unlinked(r) => r.reserve_batch(size, last),
         }
     }
 

@@ -21,8 +21,9 @@ use crate::sync::{AtomicU64, Ordering};
 /// How a `fetch_add` design hands a reservation its prev-link.
 pub trait PrevLinks: fmt::Debug {
     /// The prev-link of the reservation from usable position `start` to
-    /// `end`, just made, in a log of `seg` segments.
-    fn prev_link(&self, seg: SegmentSize, start: u64, end: u64) -> PrevLink;
+    /// `end`, just made, in a log of `seg` segments, whose last record
+    /// starts at `last` (the record the next reservation links to).
+    fn prev_link(&self, seg: SegmentSize, start: u64, end: u64, last: u64) -> PrevLink;
 }
 
 /// A `fetch_add` reservation design: the reserved head (module docs), and
@@ -52,14 +53,20 @@ impl<L: PrevLinks> HeadReserver<L> {
     /// See [`super::Reserver::reserve`].
     #[inline]
     pub fn reserve(&self, size: u64) -> Reservation {
+        self.reserve_batch(size, 0)
+    }
+
+    /// See [`super::Reserver::reserve_batch`].
+    #[inline]
+    pub fn reserve_batch(&self, size: u64, last: u64) -> Reservation {
         let start = self.head.fetch_add(size);
-        self.reservation(start, start + size)
+        self.reservation(start, start + size, start + last)
     }
 
     /// See [`super::Reserver::reserve_switch`].
     pub fn reserve_switch(&self, header_size: u64) -> Option<Reservation> {
         let (start, end) = self.head.reserve_switch(self.seg, header_size)?;
-        Some(self.reservation(start, end))
+        Some(self.reservation(start, end, start))
     }
 
     /// See [`super::Reserver::reserved_end`].
@@ -68,11 +75,12 @@ impl<L: PrevLinks> HeadReserver<L> {
         self.head.reserved_end()
     }
 
-    fn reservation(&self, start: u64, end: u64) -> Reservation {
+    fn reservation(&self, start: u64, end: u64, last: u64) -> Reservation {
         Reservation {
             start,
             end,
-            prev: self.links.prev_link(self.seg, start, end),
+            last,
+            prev: self.links.prev_link(self.seg, start, end, last),
         }
     }
 }

@@ -64,7 +64,7 @@ pub struct BufferLinks {
 }
 
 impl PrevLinks for BufferLinks {
-    fn prev_link(&self, _seg: SegmentSize, start: u64, _end: u64) -> PrevLink {
+    fn prev_link(&self, _seg: SegmentSize, start: u64, _end: u64, _last: u64) -> PrevLink {
         if start == self.first {
             PrevLink::Known(self.first_prev)
         } else {

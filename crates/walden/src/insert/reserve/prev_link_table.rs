@@ -25,8 +25,8 @@ use crate::lsn::{Lsn, SegmentSize};
 pub type PrevLinkTableReserver = HeadReserver<LinkTable>;
 
 impl PrevLinks for LinkTable {
-    fn prev_link(&self, seg: SegmentSize, start: u64, end: u64) -> PrevLink {
-        PrevLink::Known(prev_lsn(seg, self.link(start, end)))
+    fn prev_link(&self, seg: SegmentSize, start: u64, end: u64, last: u64) -> PrevLink {
+        PrevLink::Known(prev_lsn(seg, self.link_run(start, end, last)))
     }
 }
 

@@ -48,17 +48,25 @@ impl SpinlockReserver {
     /// See [`super::Reserver::reserve`].
     #[inline]
     pub fn reserve(&self, size: u64) -> Reservation {
+        self.reserve_batch(size, 0)
+    }
+
+    /// Reserves `size` bytes for a run of records whose last one starts
+    /// `last` bytes in: the next reservation links to that one.
+    #[inline]
+    pub fn reserve_batch(&self, size: u64, last: u64) -> Reservation {
         let (start, prev) = {
             let mut p = self.pos.lock();
             let start = p.curr;
             let prev = p.prev;
             p.curr = start + size;
-            p.prev = Some(start);
+            p.prev = Some(start + last);
             (start, prev)
         };
         Reservation {
             start,
             end: start + size,
+            last: start + last,
             prev: PrevLink::Known(prev_lsn(self.seg, prev)),
         }
     }
@@ -75,6 +83,7 @@ impl SpinlockReserver {
         Some(Reservation {
             start,
             end,
+            last: start,
             prev: PrevLink::Known(prev_lsn(self.seg, prev)),
         })
     }

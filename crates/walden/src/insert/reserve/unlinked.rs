@@ -19,7 +19,7 @@ pub type UnlinkedReserver = HeadReserver<NoPrevLinks>;
 pub struct NoPrevLinks;
 
 impl PrevLinks for NoPrevLinks {
-    fn prev_link(&self, _seg: SegmentSize, _start: u64, _end: u64) -> PrevLink {
+    fn prev_link(&self, _seg: SegmentSize, _start: u64, _end: u64, _last: u64) -> PrevLink {
         PrevLink::NotKept
     }
 }

@@ -83,10 +83,10 @@ impl SlotArray {
         s.waiters.notify_all();
     }
 
-    fn count_record(&self, i: usize, bytes: u64) {
+    fn count_records(&self, i: usize, records: u64, bytes: u64) {
         let s = &self.slots[i];
         // Relaxed: statistics; only the holder writes them.
-        s.records.fetch_add(1, Ordering::Relaxed);
+        s.records.fetch_add(records, Ordering::Relaxed);
         s.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 }
@@ -96,8 +96,8 @@ pub trait InsertionProgress {
     /// Advertises that every byte of this record below `at` is copied
     /// (PostgreSQL: `WALInsertLockUpdateInsertingAt`), waking flushers.
     fn advertise(&self, at: Lsn);
-    /// Counts one inserted record of `bytes` reserved bytes.
-    fn count_record(&self, bytes: u64);
+    /// Counts `records` inserted records of `bytes` reserved bytes in all.
+    fn count_records(&self, records: u64, bytes: u64);
 }
 
 impl InsertionProgress for SlotGuard<'_> {
@@ -105,8 +105,8 @@ impl InsertionProgress for SlotGuard<'_> {
         self.slots.advertise(self.index, at);
     }
 
-    fn count_record(&self, bytes: u64) {
-        self.slots.count_record(self.index, bytes);
+    fn count_records(&self, records: u64, bytes: u64) {
+        self.slots.count_records(self.index, records, bytes);
     }
 }
 
@@ -116,8 +116,9 @@ impl InsertionProgress for ExclusiveGuard<'_> {
         self.slots.advertise(self.slots.len() - 1, at);
     }
 
-    fn count_record(&self, bytes: u64) {
-        self.slots.count_record(self.slots.len() - 1, bytes);
+    fn count_records(&self, records: u64, bytes: u64) {
+        self.slots
+            .count_records(self.slots.len() - 1, records, bytes);
     }
 }
 

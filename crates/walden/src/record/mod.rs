@@ -1,4 +1,11 @@
-//! [`Record`]: what a caller inserts.
+//! [`Record`]: what a caller inserts, its payload borrowed or owned; and
+//! [`Batch`]: records inserted together, all or none.
+
+mod batch;
+
+pub use batch::Batch;
+
+use std::borrow::Cow;
 
 #[cfg(test)]
 use crate::format::body::encode_main_data;
@@ -19,7 +26,12 @@ pub const POSTGRES_DATABASE_OID: u32 = 5;
 /// data. Walden writes it as a PostgreSQL record with no block references.
 ///
 /// Engine-private records should use a custom resource manager id
-/// (128..=255): `pg_waldump` still verifies them.
+/// (128..=255): `pg_waldump` still verifies them. For plain bytes,
+/// [`Record::bytes`] (or [`crate::Wal::append`]) uses [`DEFAULT_RMID`].
+///
+/// The payload is a [`Cow`]: [`Record::new`] takes an owned `Vec<u8>`
+/// (a `Record<'static>`) or a borrowed `&[u8]` (nothing copied before the
+/// one copy into the log).
 ///
 /// ```
 /// use walden::Record;
@@ -27,18 +39,28 @@ pub const POSTGRES_DATABASE_OID: u32 = 5;
 /// assert_eq!(r.encoded_len(), 24 + 2 + 7);
 /// let m = Record::logical_message(true, "test", b"");
 /// assert_eq!(m.encoded_len(), 55); // as pg_logical_emit_message(true, 'test', '')
+/// let payload = [7u8; 66];
+/// let borrowed = Record::bytes(&payload[..]);
+/// assert_eq!(borrowed.rmid, walden::DEFAULT_RMID);
+/// assert_eq!(&borrowed.data[..], &payload[..]);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
+pub struct Record<'a> {
     /// Resource manager id: 0..=21 are PostgreSQL's, 128..=255 are custom.
     pub rmid: u8,
     /// Info byte: the high 4 bits choose the record type.
     pub info: u8,
     /// Transaction id, 0 for none.
     pub xid: u32,
-    /// Main data.
-    pub data: Vec<u8>,
+    /// Main data, borrowed or owned.
+    pub data: Cow<'a, [u8]>,
 }
+
+/// The resource manager id of plain-bytes records ([`Record::bytes`],
+/// [`crate::Wal::append`]): 128, the first custom id. pg_waldump shows such
+/// records as `custom128` and verifies them like any other; an application
+/// that also writes its own resource managers should pick other ids.
+pub const DEFAULT_RMID: u8 = rmgr::RM_MIN_CUSTOM_ID;
 
 /// Why a record cannot be inserted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,19 +74,36 @@ pub enum RecordError {
     /// The resource manager id is reserved.
     #[error("resource manager id {0} is invalid: use 0..=21 (PostgreSQL's) or 128..=255 (custom)")]
     InvalidRmid(u8),
+    /// A batch of more records than its marker can count (`u32::MAX`).
+    #[error("a batch of {0} records is more than the {max} a batch may hold", max = u32::MAX)]
+    BatchTooLarge(usize),
     /// Low info bits are PostgreSQL's generic flags, meaningless here.
     #[error("info 0x{0:02X} sets low bits: only the high 4 bits (the record type) may be set")]
     InvalidInfo(u8),
 }
 
-impl Record {
-    /// A record with no transaction id.
-    pub fn new(rmid: u8, info: u8, data: Vec<u8>) -> Self {
+impl<'a> Record<'a> {
+    /// A record with no transaction id; `data` is a `Vec<u8>` (owned) or a
+    /// `&[u8]` (borrowed).
+    pub fn new(rmid: u8, info: u8, data: impl Into<Cow<'a, [u8]>>) -> Self {
         Record {
             rmid,
             info,
             xid: 0,
-            data,
+            data: data.into(),
+        }
+    }
+
+    /// A plain-bytes record: [`DEFAULT_RMID`], info 0, no transaction id.
+    pub fn bytes(data: impl Into<Cow<'a, [u8]>>) -> Self {
+        Record::new(DEFAULT_RMID, 0, data)
+    }
+
+    /// The same record with its payload owned (copied if borrowed).
+    pub fn into_owned(self) -> Record<'static> {
+        Record {
+            data: Cow::Owned(self.data.into_owned()),
+            ..self
         }
     }
 
@@ -77,7 +116,7 @@ impl Record {
     /// The record `pg_logical_emit_message(transactional, prefix, payload)`
     /// writes in the `postgres` database. A transactional message should also
     /// get an xid ([`Record::with_xid`]), as PostgreSQL assigns one.
-    pub fn logical_message(transactional: bool, prefix: &str, payload: &[u8]) -> Self {
+    pub fn logical_message(transactional: bool, prefix: &str, payload: &[u8]) -> Record<'static> {
         let msg = LogicalMessage {
             db_id: POSTGRES_DATABASE_OID,
             transactional,

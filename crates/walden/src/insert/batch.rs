@@ -1,0 +1,95 @@
+//! Inserting a [`Batch`]: one reservation for the batch marker and every
+//! record, one pass copying them in.
+//!
+//! The reservation holds a [`BatchMarker`] (an `XLOG_NOOP` record naming
+//! how many records follow and the bytes they take) and then the records,
+//! each chained to the one before it; the next reservation links to the
+//! batch's last record ([`super::reserve::Reserver::reserve_batch`]). With
+//! every design the batch is one reservation: the prev-links inside it are
+//! known from the positions alone. Recovery (`wal/open.rs`) drops a batch
+//! whose records are not all valid, so a batch survives a crash whole or
+//! not at all. A batch of one record is inserted as that record alone.
+//! PostgreSQL: none (its records are inserted one at a time).
+
+use super::slots::InsertionProgress;
+use super::{CriticalSection, InsertPath, Pending, RecordSpan};
+use crate::error::Error;
+use crate::format::body::MainDataHeader;
+use crate::format::message::BatchMarker;
+use crate::format::rmgr::{RM_XLOG_ID, XLOG_NOOP};
+use crate::lsn::Lsn;
+use crate::record::{Batch, Record, RecordError};
+
+/// Where a batch landed: each record's span, in the batch's order, and the
+/// end to pass to [`crate::Wal::flush`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatchSpans {
+    /// Each record's start and end LSN (the batch marker is not listed).
+    pub records: Vec<RecordSpan>,
+    /// The LSN just past the batch's last record ([`Lsn::INVALID`] for an
+    /// empty batch, which inserts nothing).
+    pub end: Lsn,
+}
+
+impl InsertPath {
+    /// Inserts `batch`; see [`crate::Wal::insert_batch`].
+    pub(crate) fn insert_batch(&self, batch: &Batch) -> Result<BatchSpans, Error> {
+        let records = batch.records();
+        if let [only] = records {
+            let span = self.insert(only)?;
+            return Ok(BatchSpans {
+                records: vec![span],
+                end: span.end,
+            });
+        }
+        if records.is_empty() {
+            return Ok(BatchSpans::default());
+        }
+        for rec in records {
+            rec.validate()?;
+        }
+        let count =
+            u32::try_from(records.len()).map_err(|_| RecordError::BatchTooLarge(records.len()))?;
+        self.writer.check()?;
+        // Everything but the prev-links, outside the critical section.
+        let headers: Vec<MainDataHeader> = records.iter().map(Record::body_header).collect();
+        let bodies: Vec<[&[u8]; 2]> = records
+            .iter()
+            .zip(&headers)
+            .map(|(rec, h)| [h.as_bytes(), &rec.data[..]])
+            .collect();
+        let items: Vec<Pending> = records
+            .iter()
+            .zip(&bodies)
+            .map(|(rec, body)| Pending::new(self.format, rec, body))
+            .collect();
+        let marker = BatchMarker {
+            records: count,
+            bytes: items.iter().map(|p| p.size).sum(),
+        };
+        let marker_data = marker.encode();
+        let marker_rec = Record::new(RM_XLOG_ID, XLOG_NOOP, &marker_data[..]);
+        let marker_header = marker_rec.body_header();
+        let marker_body = [marker_header.as_bytes(), &marker_data[..]];
+        let marker_item = Pending::new(self.format, &marker_rec, &marker_body);
+        let total = marker_item.size + marker.bytes;
+        let last = total - items.last().map_or(0, |p| p.size);
+        let mut spans = Vec::with_capacity(records.len());
+        let _critical = CriticalSection;
+        let slot = self.slots.acquire(self.slot_choice);
+        let r = self.reserver.reserve_batch(total, last);
+        let marker_at = self.seg.pos_to_start_lsn(r.start);
+        let placed = self.place_run(r, std::iter::once(marker_item).chain(items), &slot, |s| {
+            if s.start != marker_at {
+                spans.push(s);
+            }
+        });
+        // The marker is not counted: `Stats::records` counts the caller's records.
+        slot.count_records(records.len() as u64, total);
+        placed?;
+        Ok(BatchSpans {
+            end: self.seg.pos_to_end_lsn(r.end),
+            records: spans,
+        })
+    }
+}
