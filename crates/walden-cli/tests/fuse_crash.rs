@@ -26,9 +26,9 @@ mod common;
 mod self_checking;
 
 use std::fs;
-use std::path::Path;
-use std::process::Stdio;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 
 use common::{verify_acked, walden};
 use self_checking::{RecordId, LOAD_RMID};
@@ -111,74 +111,72 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// Runs `cycles` kill-and-crash cycles of `format`; returns the number of
-/// acknowledgements and what the crashes lost.
-fn crash_cycles(format: &str, cycles: u32, seed: u64) -> (usize, CrashReport) {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
-    fs::create_dir(&mnt).unwrap();
-    fs::create_dir(&store).unwrap();
-    let mut crashfs = CrashFs::mount(&mnt, &store).unwrap();
-    let mut rng = Rng::new(seed);
-    let mut totals = CrashReport::default();
-    let mut acks = 0;
-    let mut log = (mnt.join("none"), tmp.path().join("none"), Vec::new());
-    for cycle in 0..cycles {
-        if cycle % CYCLES_PER_LOG == 0 {
-            // A fresh log. Its directory is made and synced here: Wal::create
-            // does not sync the parent of the directory it creates.
-            acks += fs::read_to_string(&log.1)
-                .unwrap_or_default()
-                .lines()
-                .count();
-            let n = cycle / CYCLES_PER_LOG;
-            log = (
-                mnt.join(format!("wal{n}")),
-                tmp.path().join(format!("acked{n}")),
-                Vec::new(),
-            );
-            fs::create_dir(&log.0).unwrap();
-            fs::File::open(&mnt).unwrap().sync_all().unwrap();
+/// Starts `walden write` on `dir`, acknowledging into `acked`.
+fn start_writer(dir: &Path, acked: &Path, format: &str, sync: &str, rng: &mut Rng) -> Child {
+    // Flushing after every insert, or after every 16th: then buffer
+    // evictions and the background writer write what no sync covers yet.
+    let flush_every = if rng.coin() { "1" } else { "16" };
+    walden()
+        .arg("write")
+        .arg(dir)
+        .args(["--records", "100000000", "--threads", "4"])
+        .args(["--flush-every", flush_every, "--size", "0-3KB"])
+        .args(["--buffers", "256KB", "--segments-ahead", "1"])
+        .args(["--segment-size", &SEGMENT_BYTES.to_string()])
+        .args(["--format", format, "--sync", sync])
+        .args(["--seed", &rng.next_u64().to_string()])
+        .arg("--acked")
+        .arg(acked)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (bounded, polling) until `done` holds or `child` has exited;
+/// returns whether `done` held.
+fn wait_until(child: &mut Child, mut done: impl FnMut() -> bool, what: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() && !matches!(child.try_wait(), Ok(Some(_))) {
+        assert!(Instant::now() < deadline, "{what}: not within 60 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    done()
+}
+
+/// Stops `child` at a random moment, one of three ways: killed after a
+/// random time (anywhere from during recovery on); killed a little after
+/// its next acknowledgement (so that every run gets to write, however long
+/// recovery takes); or the power is cut right after a random number of
+/// write requests, then it is killed (it may also have exited on the
+/// errors). Returns whether the run acknowledged anything.
+fn stop_writer(
+    mut child: Child,
+    acked: &Path,
+    crashfs: &CrashFs,
+    rng: &mut Rng,
+    context: &str,
+) -> bool {
+    let acked_len = || fs::metadata(acked).map_or(0, |m| m.len());
+    let before = acked_len();
+    let may_exit = match rng.below(3) {
+        0 => {
+            std::thread::sleep(Duration::from_millis(5 + rng.below(250)));
+            false
         }
-        let (dir, acked, before) = (&log.0, &log.1, &mut log.2);
-        let sync = SYNC_METHODS[cycle as usize % SYNC_METHODS.len()];
-        let policy = CrashPolicy::ALL[cycle as usize / SYNC_METHODS.len() % CrashPolicy::ALL.len()];
-        let context =
-            format!("{format}, crash {cycle} ({sync}, {policy:?}), WALDEN_CRASH_SEED={seed}");
-        let mut child = walden()
-            .arg("write")
-            .arg(dir)
-            .args([
-                "--records",
-                "100000000",
-                "--threads",
-                "4",
-                "--flush-every",
-                "1",
-            ])
-            .args([
-                "--size",
-                "0-3KB",
-                "--buffers",
-                "256KB",
-                "--segments-ahead",
-                "1",
-            ])
-            .args([
-                "--segment-size",
-                &SEGMENT_BYTES.to_string(),
-                "--format",
-                format,
-            ])
-            .args(["--sync", sync, "--seed", &rng.next_u64().to_string()])
-            .arg("--acked")
-            .arg(acked)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The kill moment: from during recovery to well into the run.
-        std::thread::sleep(Duration::from_millis(5 + rng.below(250)));
+        1 => {
+            let what = format!("{context}: an acknowledgement");
+            wait_until(&mut child, || acked_len() > before, &what);
+            std::thread::sleep(Duration::from_millis(rng.below(40)));
+            false
+        }
+        _ => {
+            crashfs.cut_power_after_writes(1 + rng.below(400));
+            let what = format!("{context}: the power cut");
+            wait_until(&mut child, || crashfs.power_is_cut(), &what)
+        }
+    };
+    if !may_exit {
         if let Ok(Some(status)) = child.try_wait() {
             let out = child.wait_with_output().unwrap();
             panic!(
@@ -186,62 +184,139 @@ fn crash_cycles(format: &str, cycles: u32, seed: u64) -> (usize, CrashReport) {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let report = crashfs.crash(policy, &mut rng).unwrap();
-        totals.files_unsynced += report.files_unsynced;
-        totals.dir_ops_unsynced += report.dir_ops_unsynced;
-        totals.inodes_lost += report.inodes_lost;
-        // With nothing acknowledged yet the log may hold no record (killed
-        // while it was being created), which the reader cannot open; the
-        // next run must recover it all the same.
-        let anything_acked = fs::metadata(acked).is_ok_and(|m| m.len() > 0);
-        if !anything_acked {
-            continue;
+    }
+    // Killing a process that has exited, but not been waited for, is not
+    // an error.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    acked_len() > before
+}
+
+/// `pg_waldump` reads the log in `dir` from `first` to `last`.
+fn pg_waldump_reads(dir: &Path, first: Lsn, last: Lsn, context: &str) {
+    // The first and last segments are named: pg_waldump takes the segment
+    // size from whichever file it lists first otherwise.
+    let seg = SegmentSize::new(SEGMENT_BYTES).unwrap();
+    let out = walden_testkit::run_pg_waldump([
+        "-q".as_ref(),
+        "-p".as_ref(),
+        dir.as_os_str(),
+        "-s".as_ref(),
+        first.to_string().as_ref(),
+        "-e".as_ref(),
+        last.to_string().as_ref(),
+        seg.file_name(1, seg.segno(first)).as_ref(),
+        seg.file_name(1, seg.segno(Lsn(last.0 - 1))).as_ref(),
+    ])
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{context}: pg_waldump: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One log on the mount: its directory, its acknowledgement file (outside
+/// the mount) and its records as read after the last crash.
+struct Log {
+    dir: PathBuf,
+    acked: PathBuf,
+    records: Vec<Found>,
+}
+
+impl Log {
+    /// A fresh log in `mnt`. Its directory is made and synced here:
+    /// `Wal::create` does not sync the parent of the directory it creates
+    /// (see `a_new_log_directory_survives_a_crash`).
+    fn new(mnt: &Path, acks_dir: &Path, n: u32) -> Log {
+        let dir = mnt.join(format!("wal{n}"));
+        fs::create_dir(&dir).unwrap();
+        fs::File::open(mnt).unwrap().sync_all().unwrap();
+        Log {
+            dir,
+            acked: acks_dir.join(format!("acked{n}")),
+            records: Vec::new(),
         }
-        verify_acked(dir, acked, &context);
-        let (now, first, last) = read_log(dir);
-        let stale = stale_records(before, &now);
+    }
+
+    /// Acknowledgements so far.
+    fn acks(&self) -> usize {
+        fs::read_to_string(&self.acked)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    }
+
+    /// Checks the log after a crash: acknowledged records, stale records,
+    /// and `pg_waldump` for `postgres15`.
+    fn check(&mut self, format: &str, context: &str) {
+        verify_acked(&self.dir, &self.acked, context);
+        let (now, first, last) = read_log(&self.dir);
+        let stale = stale_records(&self.records, &now);
         assert!(
             stale.is_empty(),
             "{context}: stale records accepted: {stale:#?}"
         );
-        *before = now;
+        self.records = now;
         if format == "postgres15" {
-            // The first and last segments are named: pg_waldump takes the
-            // segment size from whichever file it lists first otherwise.
-            let seg = SegmentSize::new(SEGMENT_BYTES).unwrap();
-            let out = walden_testkit::run_pg_waldump([
-                "-q".as_ref(),
-                "-p".as_ref(),
-                dir.as_os_str(),
-                "-s".as_ref(),
-                first.to_string().as_ref(),
-                "-e".as_ref(),
-                last.to_string().as_ref(),
-                seg.file_name(1, seg.segno(first)).as_ref(),
-                seg.file_name(1, seg.segno(Lsn(last.0 - 1))).as_ref(),
-            ])
-            .unwrap();
-            assert!(
-                out.status.success(),
-                "{context}: pg_waldump: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            pg_waldump_reads(&self.dir, first, last, context);
         }
     }
-    acks += fs::read_to_string(&log.1)
-        .unwrap_or_default()
-        .lines()
-        .count();
+}
+
+/// What the cycles of one format did.
+#[derive(Debug, Default)]
+struct Totals {
+    /// Acknowledged records.
+    acks: usize,
+    /// Runs that acknowledged a record before their kill.
+    runs_acking: u32,
+    /// What the crashes lost.
+    lost: CrashReport,
+}
+
+/// Runs `cycles` kill-and-crash cycles of `format`.
+fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
+    fs::create_dir(&mnt).unwrap();
+    fs::create_dir(&store).unwrap();
+    let mut crashfs = CrashFs::mount(&mnt, &store).unwrap();
+    let mut rng = Rng::new(seed);
+    let mut totals = Totals::default();
+    let mut log = Log::new(&mnt, tmp.path(), 0);
+    for cycle in 0..cycles {
+        if cycle > 0 && cycle % CYCLES_PER_LOG == 0 {
+            totals.acks += log.acks();
+            log = Log::new(&mnt, tmp.path(), cycle / CYCLES_PER_LOG);
+        }
+        let sync = SYNC_METHODS[cycle as usize % SYNC_METHODS.len()];
+        let policy = CrashPolicy::ALL[cycle as usize / SYNC_METHODS.len() % CrashPolicy::ALL.len()];
+        let context =
+            format!("{format}, crash {cycle} ({sync}, {policy:?}), WALDEN_CRASH_SEED={seed}");
+        let child = start_writer(&log.dir, &log.acked, format, sync, &mut rng);
+        totals.runs_acking +=
+            u32::from(stop_writer(child, &log.acked, &crashfs, &mut rng, &context));
+        let report = crashfs.crash(policy, &mut rng).unwrap();
+        totals.lost.files_unsynced += report.files_unsynced;
+        totals.lost.dir_ops_unsynced += report.dir_ops_unsynced;
+        totals.lost.files_lost += report.files_lost;
+        // With nothing acknowledged yet the log may hold no record (killed
+        // while it was being created), which the reader cannot open; the
+        // next run must recover it all the same.
+        if log.acks() > 0 {
+            log.check(format, &context);
+        }
+    }
+    totals.acks += log.acks();
     let seen = crashfs.activity();
-    println!("{format}: {cycles} crashes, {acks} acknowledgements, lost in crashes: {totals:?}; the file system saw {seen:?}");
+    println!("{format}: {cycles} crashes: {totals:?}; the file system saw {seen:?}");
     assert!(
         seen.file_syncs > 0 && seen.sync_writes > 0 && seen.dir_syncs > 0,
         "{seen:?}"
     );
     crashfs.unmount().unwrap();
-    (acks, totals)
+    totals
 }
 
 /// Runs the cycles of one format, unless FUSE tests are skipped.
@@ -259,13 +334,13 @@ fn run_format(format: &str) {
             .map_or(1, |d| d.as_nanos() as u64),
     );
     println!("{format}: {cycles} crashes, WALDEN_CRASH_SEED={seed}");
-    let (acks, totals) = crash_cycles(format, cycles, seed);
+    let totals = crash_cycles(format, cycles, seed);
     assert!(
-        acks > cycles as usize,
-        "the runs acknowledged records ({acks})"
+        totals.runs_acking >= cycles / 5 && totals.acks > cycles as usize,
+        "the runs acknowledged records (a third of them wait for one): {totals:?}"
     );
     assert!(
-        totals.files_unsynced > 0,
+        totals.lost.files_unsynced > 0,
         "the crashes lost something: {totals:?}"
     );
 }
@@ -314,4 +389,42 @@ fn stale_records_are_told_apart_from_new_ones() {
         assert_eq!(stale_records(&before, &now).len(), 1, "{bad:?}");
     }
     assert_eq!(stale_records(&before, &before[..2]).len(), 1);
+}
+
+/// `Wal::create` makes the log's directory but never syncs its parent, so
+/// a power cut can take the whole new log, acknowledged records and all.
+/// A known engine bug (docs/reliability.md): this test runs only with
+/// `WALDEN_FUSE_PARENT_SYNC=1`, and fails until the bug is fixed.
+#[test]
+fn a_new_log_directory_survives_a_crash() {
+    if std::env::var_os("WALDEN_FUSE_PARENT_SYNC").is_none() {
+        println!("known bug, not run: Wal::create does not sync the parent of a new log directory (WALDEN_FUSE_PARENT_SYNC=1 runs it)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
+    fs::create_dir(&mnt).unwrap();
+    fs::create_dir(&store).unwrap();
+    let mut crashfs = CrashFs::mount(&mnt, &store).unwrap();
+    let (dir, acked) = (mnt.join("wal"), tmp.path().join("acked"));
+    let out = walden()
+        .arg("write")
+        .arg(&dir)
+        .args([
+            "--records",
+            "100",
+            "--flush-every",
+            "1",
+            "--segment-size",
+            "1MB",
+        ])
+        .arg("--acked")
+        .arg(&acked)
+        .output()
+        .unwrap();
+    common::succeeded(out, "walden write");
+    crashfs
+        .crash(CrashPolicy::LoseUnsynced, &mut Rng::new(1))
+        .unwrap();
+    verify_acked(&dir, &acked, "after a crash right after the log was made");
 }

@@ -64,6 +64,7 @@ fn only_synced_data_and_entries_survive_a_crash() {
         .crash(CrashPolicy::LoseUnsynced, &mut Rng::new(7))
         .unwrap();
     assert_eq!(report.dir_ops_unsynced, 2, "{report:?}");
+    assert_eq!(report.files_lost, 1, "{report:?}");
     assert_eq!(fs::read(dir.join("synced")).unwrap(), b"durable");
     assert_eq!(fs::read(dir.join("dsync")).unwrap(), b"each write");
     assert!(!dir.join("unnamed").exists());
@@ -131,6 +132,35 @@ fn a_torn_write_keeps_whole_sectors_of_either_version() {
         file.sync_data().unwrap();
     }
     assert!(torn > 0, "no round tore the last write");
+}
+
+#[test]
+fn a_power_cut_after_a_write_fails_everything_after_it() {
+    let Some((_tmp, mut fs)) = mounted() else {
+        return;
+    };
+    let root = fs.path().to_path_buf();
+    let path = root.join("f");
+    let file = File::create(&path).unwrap();
+    file.sync_all().unwrap();
+    sync_dir(&root);
+    fs.cut_power_after_writes(2);
+    file.write_all_at(b"one", 0).unwrap();
+    assert!(!fs.power_is_cut());
+    file.write_all_at(b"two", 3).unwrap();
+    assert!(fs.power_is_cut());
+    let err = file.write_all_at(b"three", 6).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    assert_eq!(
+        file.sync_data().unwrap_err().raw_os_error(),
+        Some(libc::EIO)
+    );
+    drop(file);
+    fs.crash(CrashPolicy::TearLastWrite, &mut Rng::new(4))
+        .unwrap();
+    assert!(!fs.power_is_cut());
+    let got = fs::read(&path).unwrap();
+    assert!(got == b"onetwo" || got == b"one\0\0\0", "{got:?}");
 }
 
 /// A page-aligned buffer, as O_DIRECT wants.

@@ -56,7 +56,13 @@ impl Dir {
         self.visible.get(name).copied()
     }
 
-    /// The durable entries (what a crash leaves, once it has chosen).
+    /// The inodes of the visible entries.
+    pub(crate) fn entries_now(&self) -> impl Iterator<Item = u64> + '_ {
+        self.visible.values().copied()
+    }
+
+    /// The inodes of the durable entries (what a crash leaves, once it has
+    /// chosen).
     pub(crate) fn durable(&self) -> impl Iterator<Item = u64> + '_ {
         self.durable.values().copied()
     }

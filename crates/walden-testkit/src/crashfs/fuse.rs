@@ -2,7 +2,7 @@
 //! kernel sends becomes one operation on the [`Model`].
 
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -34,6 +34,64 @@ pub(crate) struct Counters {
     pub(crate) direct_opens: AtomicU64,
 }
 
+/// A power cut planned after a number of writes: from the cut on, every
+/// request that would touch the file system fails with `EIO`, so nothing
+/// after it takes effect (the crash then decides what of the state before
+/// it survives).
+#[derive(Debug)]
+pub(crate) struct PowerSwitch {
+    /// Writes still to serve before the cut (`u64::MAX`: none planned).
+    writes_left: AtomicU64,
+    /// Whether the power is cut.
+    cut: AtomicBool,
+}
+
+impl Default for PowerSwitch {
+    fn default() -> Self {
+        PowerSwitch {
+            writes_left: AtomicU64::new(u64::MAX),
+            cut: AtomicBool::new(false),
+        }
+    }
+}
+
+impl PowerSwitch {
+    /// Plans a cut right after the next `writes` writes (at least one).
+    pub(crate) fn cut_after(&self, writes: u64) {
+        // Relaxed: when the serving thread first sees the plan does not
+        // matter; the cut lands after some later write.
+        self.writes_left.store(writes.max(1), Ordering::Relaxed);
+    }
+
+    /// Whether the power is cut.
+    pub(crate) fn is_cut(&self) -> bool {
+        // Acquire: pairs with the Release in `count_write`, so a caller that
+        // sees the cut sees the write before it applied.
+        self.cut.load(Ordering::Acquire)
+    }
+
+    /// Restores the power, with no cut planned.
+    pub(crate) fn restore(&self) {
+        // Relaxed: called while no session serves requests (between
+        // unmount and mount, which order it).
+        self.writes_left.store(u64::MAX, Ordering::Relaxed);
+        self.cut.store(false, Ordering::Relaxed);
+    }
+
+    /// Counts a served write; cuts the power if it was the last planned.
+    fn count_write(&self) {
+        // Relaxed: only the serving thread changes the count once planned.
+        let left = self.writes_left.load(Ordering::Relaxed);
+        if left != u64::MAX {
+            self.writes_left.store(left - 1, Ordering::Relaxed);
+            if left == 1 {
+                // Release: pairs with the Acquire in `is_cut`.
+                self.cut.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
 /// Adds one to a counter.
 fn bump(counter: &AtomicU64) {
     // Relaxed: a statistic, read after the writer has exited.
@@ -45,13 +103,18 @@ fn bump(counter: &AtomicU64) {
 pub(crate) struct CrashFsFuse {
     pub(crate) model: Arc<Mutex<Model>>,
     pub(crate) counters: Arc<Counters>,
+    pub(crate) power: Arc<PowerSwitch>,
 }
 
 impl CrashFsFuse {
-    fn model(&self) -> MutexGuard<'_, Model> {
+    /// The model, or `EIO` once the power is cut.
+    fn model(&self) -> OpResult<MutexGuard<'_, Model>> {
+        if self.power.is_cut() {
+            return Err(libc::EIO);
+        }
         // A panic in another request leaves the model as consistent as
         // the operation that panicked made it; keep serving.
-        self.model.lock().unwrap_or_else(|e| e.into_inner())
+        Ok(self.model.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The attributes of `ino`.
@@ -84,8 +147,11 @@ impl CrashFsFuse {
     /// Runs `op` on the model, then answers with the attributes of the
     /// inode it returns (or its error).
     fn entry(&self, reply: ReplyEntry, op: impl FnOnce(&mut Model) -> OpResult<u64>) {
-        let mut model = self.model();
-        match op(&mut model).and_then(|ino| Self::attr(&model, ino)) {
+        let result = self.model().and_then(|mut model| {
+            let ino = op(&mut model)?;
+            Self::attr(&model, ino)
+        });
+        match result {
             Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
             Err(e) => reply.error(Errno::from_i32(e)),
         }
@@ -93,7 +159,7 @@ impl CrashFsFuse {
 
     /// Runs `op` on the model, then answers empty (or its error).
     fn empty(&self, reply: ReplyEmpty, op: impl FnOnce(&mut Model) -> OpResult<()>) {
-        match op(&mut self.model()) {
+        match self.model().and_then(|mut model| op(&mut model)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(Errno::from_i32(e)),
         }
@@ -111,7 +177,7 @@ impl Filesystem for CrashFsFuse {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match Self::attr(&self.model(), ino.0) {
+        match self.model().and_then(|model| Self::attr(&model, ino.0)) {
             Ok(attr) => reply.attr(&TTL, &attr),
             Err(e) => reply.error(Errno::from_i32(e)),
         }
@@ -135,8 +201,7 @@ impl Filesystem for CrashFsFuse {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let mut model = self.model();
-        let result = (|| {
+        let result = self.model().and_then(|mut model| {
             if let Some(len) = size {
                 model.set_len(ino.0, len)?;
             }
@@ -144,7 +209,7 @@ impl Filesystem for CrashFsFuse {
                 model.set_perm(ino.0, perm(mode, 0))?;
             }
             Self::attr(&model, ino.0)
-        })();
+        });
         match result {
             Ok(attr) => reply.attr(&TTL, &attr),
             Err(e) => reply.error(Errno::from_i32(e)),
@@ -209,7 +274,10 @@ impl Filesystem for CrashFsFuse {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match self.model().read(ino.0, offset, u64::from(size)) {
+        match self
+            .model()
+            .and_then(|mut model| model.read(ino.0, offset, u64::from(size)))
+        {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(Errno::from_i32(e)),
         }
@@ -232,8 +300,14 @@ impl Filesystem for CrashFsFuse {
         if sync {
             bump(&self.counters.sync_writes);
         }
-        match self.model().write(ino.0, offset, data, sync) {
-            Ok(()) => reply.written(data.len() as u32),
+        match self
+            .model()
+            .and_then(|mut model| model.write(ino.0, offset, data, sync))
+        {
+            Ok(()) => {
+                self.power.count_write();
+                reply.written(data.len() as u32)
+            }
             Err(e) => reply.error(Errno::from_i32(e)),
         }
     }
@@ -270,7 +344,10 @@ impl Filesystem for CrashFsFuse {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let model = self.model();
+        let model = match self.model() {
+            Ok(model) => model,
+            Err(e) => return reply.error(Errno::from_i32(e)),
+        };
         let entries = match model.list(ino.0) {
             Ok(entries) => entries,
             Err(e) => return reply.error(Errno::from_i32(e)),
@@ -318,11 +395,11 @@ impl Filesystem for CrashFsFuse {
         if flags & libc::O_DIRECT != 0 {
             bump(&self.counters.direct_opens);
         }
-        let mut model = self.model();
-        match model
-            .create(parent.0, name, perm(mode, umask), false)
-            .and_then(|ino| Self::attr(&model, ino))
-        {
+        let result = self.model().and_then(|mut model| {
+            let ino = model.create(parent.0, name, perm(mode, umask), false)?;
+            Self::attr(&model, ino)
+        });
+        match result {
             Ok(attr) => reply.created(
                 &TTL,
                 &attr,

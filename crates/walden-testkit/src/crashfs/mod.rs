@@ -27,6 +27,10 @@
 //!   last write, of which a random subset of sectors did (LazyFS's
 //!   `torn-op`).
 //!
+//! A crash can also be planned at an exact point: after the next N write
+//! requests the power is cut ([`CrashFs::cut_power_after_writes`]), so the
+//! crash happens between a write and the sync that would have covered it.
+//!
 //! Inodes that no durable entry reaches after a crash are gone. O_DIRECT
 //! opens are served like others (FUSE without `FOPEN_DIRECT_IO` goes
 //! through the kernel's page cache); they are counted.
@@ -50,7 +54,7 @@ pub use file::SECTOR;
 pub use model::CrashReport;
 pub use rng::Rng;
 
-use fuse::{Counters, CrashFsFuse};
+use fuse::{Counters, CrashFsFuse, PowerSwitch};
 use model::Model;
 
 /// What a crash keeps of what was not made durable.
@@ -146,6 +150,7 @@ pub struct CrashFs {
     store: PathBuf,
     model: Arc<Mutex<Model>>,
     counters: Arc<Counters>,
+    power: Arc<PowerSwitch>,
     session: Option<BackgroundSession>,
 }
 
@@ -160,6 +165,7 @@ impl CrashFs {
             store: store.to_path_buf(),
             model: Arc::new(Mutex::new(Model::new(store.to_path_buf()))),
             counters: Arc::new(Counters::default()),
+            power: Arc::new(PowerSwitch::default()),
             session: None,
         };
         fs.start()?;
@@ -175,6 +181,7 @@ impl CrashFs {
         let fs = CrashFsFuse {
             model: self.model.clone(),
             counters: self.counters.clone(),
+            power: self.power.clone(),
         };
         let session = fuser::spawn_mount(fs, &self.mountpoint, &config).map_err(|source| {
             CrashFsError::Mount {
@@ -221,8 +228,23 @@ impl CrashFs {
                 path: self.store.clone(),
                 source,
             })?;
+        self.power.restore();
         self.start()?;
         Ok(report)
+    }
+
+    /// Plans a power cut right after the next `writes` write requests (at
+    /// least one): from then on every operation fails with `EIO` and
+    /// changes nothing, until [`crash`](Self::crash) decides what of the
+    /// state at the cut survives. The last write before the cut is the one
+    /// [`CrashPolicy::TearLastWrite`] tears.
+    pub fn cut_power_after_writes(&self, writes: u64) {
+        self.power.cut_after(writes);
+    }
+
+    /// Whether a planned power cut has happened.
+    pub fn power_is_cut(&self) -> bool {
+        self.power.is_cut()
     }
 
     /// What the file system saw since it was mounted first.

@@ -2,7 +2,7 @@
 //! inodes (directories and regular files), what each operation does to
 //! them, and what a crash keeps.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io;
 use std::path::PathBuf;
@@ -55,8 +55,10 @@ pub struct CrashReport {
     pub files_unsynced: usize,
     /// Directory operations not yet synced (create, rename, unlink).
     pub dir_ops_unsynced: usize,
-    /// Inodes gone because no durable entry reached them.
-    pub inodes_lost: usize,
+    /// Files and directories reachable before the crash that no entry
+    /// reaches after it (created, or renamed, without a sync of the
+    /// directory).
+    pub files_lost: usize,
 }
 
 /// Every inode, the backing directory their durable bytes live in, and the
@@ -260,6 +262,7 @@ impl Model {
     /// one, and inodes no durable entry reaches are gone.
     pub(crate) fn crash(&mut self, policy: CrashPolicy, rng: &mut Rng) -> io::Result<CrashReport> {
         let mut report = CrashReport::default();
+        let visible = self.reachable(Dir::entries_now);
         for node in self.nodes.values() {
             match &node.kind {
                 Kind::File(f) => report.files_unsynced += usize::from(f.has_unsynced()),
@@ -301,42 +304,52 @@ impl Model {
             }
         }
         self.last_write = None;
-        report.inodes_lost = self.collect_unreachable()?;
+        let reached = self.reachable(Dir::durable);
+        report.files_lost = visible.difference(&reached).count();
+        self.remove_all_but(&reached)?;
         Ok(report)
     }
 
-    /// Removes the inodes no entry reaches from the root; returns how many.
-    fn collect_unreachable(&mut self) -> io::Result<usize> {
-        let mut reached = std::collections::HashSet::from([ROOT]);
+    /// The inodes reached from the root through `entries` of each directory.
+    fn reachable<'a, I: Iterator<Item = u64> + 'a>(
+        &'a self,
+        entries: impl Fn(&'a Dir) -> I,
+    ) -> HashSet<u64> {
+        let mut reached = HashSet::from([ROOT]);
         let mut todo = vec![ROOT];
         while let Some(ino) = todo.pop() {
             if let Some(Node {
                 kind: Kind::Dir(d), ..
             }) = self.nodes.get(&ino)
             {
-                for child in d.durable() {
+                for child in entries(d) {
                     if reached.insert(child) {
                         todo.push(child);
                     }
                 }
             }
         }
+        reached
+    }
+
+    /// Removes every inode but `keep` (and their backing files).
+    fn remove_all_but(&mut self, keep: &HashSet<u64>) -> io::Result<()> {
         let gone: Vec<u64> = self
             .nodes
             .keys()
             .copied()
-            .filter(|ino| !reached.contains(ino))
+            .filter(|ino| !keep.contains(ino))
             .collect();
-        for ino in &gone {
+        for ino in gone {
             if let Some(Node {
                 kind: Kind::File(f),
                 ..
-            }) = self.nodes.remove(ino)
+            }) = self.nodes.remove(&ino)
             {
                 std::fs::remove_file(f.backing_path())?;
             }
         }
-        Ok(gone.len())
+        Ok(())
     }
 }
 
@@ -363,7 +376,7 @@ mod tests {
             .crash(CrashPolicy::LoseUnsynced, &mut Rng::new(1))
             .unwrap();
         assert_eq!(report.dir_ops_unsynced, 1);
-        assert_eq!(report.inodes_lost, 1);
+        assert_eq!(report.files_lost, 1);
         assert_eq!(m.lookup(d, "seg".as_ref()), Err(libc::ENOENT));
         assert_eq!(std::fs::read_dir(store.path()).unwrap().count(), 0);
 
