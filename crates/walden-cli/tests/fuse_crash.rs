@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{verify_acked, walden};
+use common::{kill_running, pg_waldump_reads, verify_acked, walden};
 use self_checking::{RecordId, LOAD_RMID};
-use walden::{Lsn, ReaderOptions, SegmentSize, WalReader};
+use walden::{Lsn, ReaderOptions, WalReader};
 use walden_testkit::crashfs::{CrashReport, Rng};
 use walden_testkit::{CrashFs, CrashPolicy};
 
@@ -176,44 +176,15 @@ fn stop_writer(
             wait_until(&mut child, || crashfs.power_is_cut(), &what)
         }
     };
-    if !may_exit {
-        if let Ok(Some(status)) = child.try_wait() {
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "{context}: walden write exited ({status}) before the kill: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+    if may_exit {
+        // Killing a process that has exited, but not been waited for, is
+        // not an error.
+        child.kill().unwrap();
+        child.wait().unwrap();
+    } else {
+        kill_running(child, &format!("the kill ({context})"));
     }
-    // Killing a process that has exited, but not been waited for, is not
-    // an error.
-    child.kill().unwrap();
-    child.wait().unwrap();
     acked_len() > before
-}
-
-/// `pg_waldump` reads the log in `dir` from `first` to `last`.
-fn pg_waldump_reads(dir: &Path, first: Lsn, last: Lsn, context: &str) {
-    // The first and last segments are named: pg_waldump takes the segment
-    // size from whichever file it lists first otherwise.
-    let seg = SegmentSize::new(SEGMENT_BYTES).unwrap();
-    let out = walden_testkit::run_pg_waldump([
-        "-q".as_ref(),
-        "-p".as_ref(),
-        dir.as_os_str(),
-        "-s".as_ref(),
-        first.to_string().as_ref(),
-        "-e".as_ref(),
-        last.to_string().as_ref(),
-        seg.file_name(1, seg.segno(first)).as_ref(),
-        seg.file_name(1, seg.segno(Lsn(last.0 - 1))).as_ref(),
-    ])
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{context}: pg_waldump: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// One log on the mount: its directory, its acknowledgement file (outside
@@ -259,7 +230,7 @@ impl Log {
         );
         self.records = now;
         if format == "postgres15" {
-            pg_waldump_reads(&self.dir, first, last, context);
+            pg_waldump_reads(&self.dir, SEGMENT_BYTES, first, last, context);
         }
     }
 }

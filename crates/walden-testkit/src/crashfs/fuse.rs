@@ -157,12 +157,33 @@ impl CrashFsFuse {
         }
     }
 
+    /// Runs `op` on the model, then answers with the attributes of `ino`
+    /// (or the error).
+    fn attr_after(&self, reply: ReplyAttr, ino: u64, op: impl FnOnce(&mut Model) -> OpResult<()>) {
+        let result = self.model().and_then(|mut model| {
+            op(&mut model)?;
+            Self::attr(&model, ino)
+        });
+        match result {
+            Ok(attr) => reply.attr(&TTL, &attr),
+            Err(e) => reply.error(Errno::from_i32(e)),
+        }
+    }
+
     /// Runs `op` on the model, then answers empty (or its error).
     fn empty(&self, reply: ReplyEmpty, op: impl FnOnce(&mut Model) -> OpResult<()>) {
         match self.model().and_then(|mut model| op(&mut model)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(Errno::from_i32(e)),
         }
+    }
+}
+
+impl CrashFsFuse {
+    /// `fsync` of a file or a directory, counted in `counter`.
+    fn sync(&self, ino: INodeNo, counter: &AtomicU64, reply: ReplyEmpty) {
+        bump(counter);
+        self.empty(reply, |m| m.sync(ino.0));
     }
 }
 
@@ -177,10 +198,7 @@ impl Filesystem for CrashFsFuse {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.model().and_then(|model| Self::attr(&model, ino.0)) {
-            Ok(attr) => reply.attr(&TTL, &attr),
-            Err(e) => reply.error(Errno::from_i32(e)),
-        }
+        self.attr_after(reply, ino.0, |_| Ok(()));
     }
 
     fn setattr(
@@ -201,19 +219,15 @@ impl Filesystem for CrashFsFuse {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let result = self.model().and_then(|mut model| {
+        self.attr_after(reply, ino.0, |model| {
             if let Some(len) = size {
                 model.set_len(ino.0, len)?;
             }
             if let Some(mode) = mode {
                 model.set_perm(ino.0, perm(mode, 0))?;
             }
-            Self::attr(&model, ino.0)
+            Ok(())
         });
-        match result {
-            Ok(attr) => reply.attr(&TTL, &attr),
-            Err(e) => reply.error(Errno::from_i32(e)),
-        }
     }
 
     fn mkdir(
@@ -332,8 +346,7 @@ impl Filesystem for CrashFsFuse {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        bump(&self.counters.file_syncs);
-        self.empty(reply, |m| m.sync(ino.0));
+        self.sync(ino, &self.counters.file_syncs, reply);
     }
 
     fn readdir(
@@ -378,8 +391,7 @@ impl Filesystem for CrashFsFuse {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        bump(&self.counters.dir_syncs);
-        self.empty(reply, |m| m.sync(ino.0));
+        self.sync(ino, &self.counters.dir_syncs, reply);
     }
 
     fn create(
