@@ -78,6 +78,35 @@ fn only_synced_data_and_entries_survive_a_crash() {
 }
 
 #[test]
+fn an_o_dsync_write_syncs_the_whole_file_through_fuse() {
+    let Some((_tmp, mut fs)) = mounted() else {
+        return;
+    };
+    let root = fs.path().to_path_buf();
+    let path = root.join("f");
+    let plain = File::create(&path).unwrap();
+    sync_dir(&root);
+    plain.write_all_at(&[1u8; 1024], 0).unwrap();
+    let dsync = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DSYNC)
+        .open(&path)
+        .unwrap();
+    dsync.write_all_at(b"synchronous", 4096).unwrap();
+    drop((plain, dsync));
+    fs.crash(CrashPolicy::LoseUnsynced, &mut Rng::new(3))
+        .unwrap();
+    let got = fs::read(&path).unwrap();
+    assert_eq!(got.len(), 4096 + 11);
+    // The kernel sent an fsync after the O_DSYNC write: the plain write
+    // through the other descriptor became durable with it.
+    assert!(got[..1024].iter().all(|&b| b == 1));
+    assert!(got[1024..4096].iter().all(|&b| b == 0));
+    assert_eq!(&got[4096..], b"synchronous");
+    assert!(fs.activity().file_syncs >= 1, "{:?}", fs.activity());
+}
+
+#[test]
 fn a_new_directory_needs_a_sync_of_its_parent() {
     let Some((_tmp, mut fs)) = mounted() else {
         return;

@@ -4,8 +4,10 @@
 //!
 //! What is durable:
 //! - a file's data and length once an `fsync`/`fdatasync` of it returned,
-//!   or as soon as a write to it returned if it was opened with `O_DSYNC`
-//!   or `O_SYNC`;
+//!   or once a write to it returned if it was opened with `O_DSYNC` or
+//!   `O_SYNC` (the kernel's FUSE follows such a write with an `fsync` of
+//!   the file, so all of the file's data is durable then, not only that
+//!   write's);
 //! - a directory's entries (create, mkdir, rename, unlink, rmdir) once an
 //!   `fsync` of *that* directory returned. Syncing a file does not make its
 //!   name durable, and a new directory's own entry needs a sync of its

@@ -205,8 +205,10 @@ impl Model {
         self.file_mut(ino)?.read(offset, size).map_err(errno)
     }
 
-    /// Writes `data` to file `ino` at `offset`; durable at once when the
-    /// file was opened with `O_DSYNC` or `O_SYNC` (`sync`).
+    /// Writes `data` to file `ino` at `offset`; when the file was opened
+    /// with `O_DSYNC` or `O_SYNC` (`sync`), the file is synced at once
+    /// (the kernel's FUSE sends an `fsync` of the file after such a write
+    /// anyway, so no stricter model could be seen).
     pub(crate) fn write(&mut self, ino: u64, offset: u64, data: &[u8], sync: bool) -> OpResult<()> {
         let file = self.file_mut(ino)?;
         let before = file.write(offset, data).map_err(errno)?;
