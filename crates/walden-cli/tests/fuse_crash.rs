@@ -13,7 +13,8 @@
 //!
 //! The next run recovers the log and appends. Each format gets its own log,
 //! going round the sync methods (fdatasync, open_datasync, fsync) and the
-//! crash policies.
+//! crash policies, with a random way of preparing segments and number of
+//! segments kept ready ahead (0 to 2) per run.
 //!
 //! `WALDEN_FUSE_CYCLES` sets the crashes per format (default 70, 210 in
 //! all); `WALDEN_CRASH_LONG=1` is the long mode, 700 per format;
@@ -40,6 +41,8 @@ use walden_testkit::{CrashFs, CrashPolicy};
 const SEGMENT_BYTES: u64 = 1 << 20;
 /// The sync methods each log goes round.
 const SYNC_METHODS: [&str; 3] = ["fdatasync", "open_datasync", "fsync"];
+/// The ways of preparing a segment (`--segment-prep`), one drawn per run.
+const SEGMENT_PREPS: [&str; 3] = ["zero-fill", "fallocate", "page-headers"];
 /// A log is started afresh after this many crashes, bounding its size.
 const CYCLES_PER_LOG: u32 = 100;
 
@@ -116,12 +119,15 @@ fn start_writer(dir: &Path, acked: &Path, format: &str, sync: &str, rng: &mut Rn
     // Flushing after every insert, or after every 16th: then buffer
     // evictions and the background writer write what no sync covers yet.
     let flush_every = if rng.coin() { "1" } else { "16" };
+    let prep = SEGMENT_PREPS[rng.below(SEGMENT_PREPS.len() as u64) as usize];
+    let ahead = rng.below(3).to_string();
     walden()
         .arg("write")
         .arg(dir)
         .args(["--records", "100000000", "--threads", "4"])
         .args(["--flush-every", flush_every, "--size", "0-3KB"])
-        .args(["--buffers", "256KB", "--segments-ahead", "1"])
+        .args(["--buffers", "256KB", "--segment-prep", prep])
+        .args(["--segments-ahead", &ahead])
         .args(["--segment-size", &SEGMENT_BYTES.to_string()])
         .args(["--format", format, "--sync", sync])
         .args(["--seed", &rng.next_u64().to_string()])
