@@ -1,4 +1,4 @@
-//! Power loss under the real binary: `walden write --flush-every 1 --acked F`
+//! Power loss under the real binary: `walden write --flush-every N --acked F`
 //! runs on the crash-simulating FUSE file system (`walden_testkit::crashfs`),
 //! is killed with SIGKILL at a random moment, and the file system then
 //! "crashes": it loses what was not made durable (all of it, a random
