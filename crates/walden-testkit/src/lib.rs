@@ -1,5 +1,6 @@
 //! Test support for Walden: throwaway PostgreSQL 15 servers, `pg_waldump`
-//! runs, and parsing of `pg_waldump`'s output.
+//! runs, parsing of `pg_waldump`'s output, and a file system that loses
+//! what was not made durable.
 //!
 //! - [`pg`]: where PostgreSQL 15's programs are, and running `pg_waldump`;
 //! - [`generated`]: the [`generated_wal`] fixture, fresh WAL written by a
@@ -11,7 +12,9 @@
 //!   `walden`, so that `walden`'s own tests can use it).
 //!
 //! The fixture never skips: the test command installs PostgreSQL 15, and a
-//! test that cannot start it fails with the generator's stderr.
+//! test that cannot start it fails with the generator's stderr. Likewise
+//! [`CrashFs::mount`] fails without FUSE (`/dev/fuse` and root); the tests
+//! that mount it skip only under `WALDEN_SKIP_FUSE=1`.
 
 pub mod crashfs;
 pub mod error;
