@@ -14,8 +14,8 @@ mod common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{verify_acked, walden};
-use walden::{Lsn, ReaderOptions, SegmentSize, WalReader};
+use common::{kill_running, pg_waldump_reads, verify_acked, walden};
+use walden::{ReaderOptions, WalReader};
 
 /// Segment size of the log `walden write` makes, in bytes.
 const SEGMENT_BYTES: u64 = 1 << 20;
@@ -51,7 +51,7 @@ fn sigkill_loop_loses_no_acknowledged_record() {
         x = x
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let mut child = walden()
+        let child = walden()
             .arg("write")
             .arg(&dir)
             .args([
@@ -86,15 +86,7 @@ fn sigkill_loop_loses_no_acknowledged_record() {
             .unwrap();
         // The kill moment: anywhere from during recovery to well into the run.
         std::thread::sleep(Duration::from_millis(5 + (x >> 33) % 400));
-        if let Ok(Some(status)) = child.try_wait() {
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "walden write exited ({status}) before kill {kill}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
+        kill_running(child, &format!("kill {kill}"));
         // With nothing acknowledged yet the log may hold no record (killed
         // while it was being created: its first segment prepared, its first
         // page not yet written), which the standalone reader cannot open;
@@ -123,25 +115,5 @@ fn sigkill_loop_loses_no_acknowledged_record() {
     while let Ok(Some(r)) = reader.next_record() {
         last = r.end;
     }
-    // The first and last segments are named: without them pg_waldump takes
-    // the segment size from whichever file `readdir` lists first, and a
-    // zero-filled one prepared ahead of need has none.
-    let seg = SegmentSize::new(SEGMENT_BYTES).unwrap();
-    let out = walden_testkit::run_pg_waldump([
-        "-q".as_ref(),
-        "-p".as_ref(),
-        dir.as_os_str(),
-        "-s".as_ref(),
-        first.lsn.to_string().as_ref(),
-        "-e".as_ref(),
-        last.to_string().as_ref(),
-        seg.file_name(1, seg.segno(first.lsn)).as_ref(),
-        seg.file_name(1, seg.segno(Lsn(last.0 - 1))).as_ref(),
-    ])
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "pg_waldump: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    pg_waldump_reads(&dir, SEGMENT_BYTES, first.lsn, last, "after the crash loop");
 }

@@ -1,0 +1,277 @@
+//! A crash-simulating file system (FUSE), after LazyFS's model: programs
+//! run on the mount as on any file system, but only what they made durable
+//! survives a [`CrashFs::crash`].
+//!
+//! What is durable:
+//! - a file's data and length once an `fsync`/`fdatasync` of it returned,
+//!   or once a write to it returned if it was opened with `O_DSYNC` or
+//!   `O_SYNC` (the kernel's FUSE follows such a write with an `fsync` of
+//!   the file, so all of the file's data is durable then, not only that
+//!   write's);
+//! - a directory's entries (create, mkdir, rename, unlink, rmdir) once an
+//!   `fsync` of *that* directory returned. Syncing a file does not make its
+//!   name durable, and a new directory's own entry needs a sync of its
+//!   parent (POSIX's rule, stricter than ext4's journal).
+//!
+//! Everything else lives in memory: unsynced writes as dirty 512-byte
+//! sectors over the file's durable bytes (kept in a backing directory, one
+//! file per inode), unsynced directory operations as an ordered list per
+//! directory. A crash unmounts, applies a [`CrashPolicy`] and mounts again
+//! (the kernel's caches go with the old mount):
+//! - [`CrashPolicy::LoseUnsynced`]: nothing unsynced survives (LazyFS's
+//!   `clear-cache`);
+//! - [`CrashPolicy::KeepRandomSectors`]: each unsynced sector, pending
+//!   truncation and file length survives or not, independently with
+//!   probability one half (reordered and torn writes); each directory keeps
+//!   a random prefix of its unsynced operations (a journal: a rename is
+//!   atomic);
+//! - [`CrashPolicy::TearLastWrite`]: everything reached the disk except the
+//!   last write, of which a random subset of sectors did (LazyFS's
+//!   `torn-op`).
+//!
+//! A crash can also be planned at an exact point: after the next N write
+//! requests the power is cut ([`CrashFs::cut_power_after_writes`]), so the
+//! crash happens between a write and the sync that would have covered it.
+//!
+//! Inodes that no durable entry reaches after a crash are gone. O_DIRECT
+//! opens are served like others (FUSE without `FOPEN_DIRECT_IO` goes
+//! through the kernel's page cache); they are counted.
+//!
+//! Mounting needs `/dev/fuse` and the right to mount (root): the mount is
+//! made with `mount(2)` directly, no `fusermount3`.
+
+mod dir;
+mod file;
+mod fuse;
+mod model;
+mod rng;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use fuser::{BackgroundSession, MountOption};
+
+pub use file::SECTOR;
+pub use model::CrashReport;
+pub use rng::Rng;
+
+use fuse::{Counters, CrashFsFuse, PowerSwitch};
+use model::Model;
+
+/// What a crash keeps of what was not made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashPolicy {
+    /// Nothing.
+    LoseUnsynced,
+    /// A random subset of sectors, pending truncations and lengths, and a
+    /// random prefix of each directory's operations.
+    KeepRandomSectors,
+    /// Everything but a random part of the last write.
+    TearLastWrite,
+}
+
+impl CrashPolicy {
+    /// Every policy.
+    pub const ALL: [CrashPolicy; 3] = [
+        CrashPolicy::LoseUnsynced,
+        CrashPolicy::KeepRandomSectors,
+        CrashPolicy::TearLastWrite,
+    ];
+}
+
+/// Why the crash-simulating file system failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CrashFsError {
+    /// FUSE is not usable here.
+    #[error(
+        "FUSE is unavailable ({path}: {source}); the FUSE crash tests need /dev/fuse and root"
+    )]
+    Unavailable {
+        /// The device.
+        path: PathBuf,
+        /// Why it could not be opened.
+        source: std::io::Error,
+    },
+    /// Mounting failed.
+    #[error("could not mount the crash-simulating file system on {path}: {source}")]
+    Mount {
+        /// The mount point.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Unmounting failed.
+    #[error("could not unmount {path}: {source}")]
+    Unmount {
+        /// The mount point.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The backing directory failed during a crash.
+    #[error("the backing directory {path} failed during a crash: {source}")]
+    Backing {
+        /// The backing directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Checks that `/dev/fuse` can be opened.
+pub fn fuse_available() -> Result<(), CrashFsError> {
+    let path = PathBuf::from("/dev/fuse");
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map(drop)
+        .map_err(|source| CrashFsError::Unavailable { path, source })
+}
+
+/// What the file system saw since it was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Activity {
+    /// Write requests.
+    pub writes: u64,
+    /// Writes made durable by `O_DSYNC`/`O_SYNC`.
+    pub sync_writes: u64,
+    /// `fsync`/`fdatasync` of files.
+    pub file_syncs: u64,
+    /// `fsync` of directories.
+    pub dir_syncs: u64,
+    /// Opens with `O_DIRECT`.
+    pub direct_opens: u64,
+}
+
+/// A mounted crash-simulating file system; unmounted when dropped.
+#[derive(Debug)]
+pub struct CrashFs {
+    mountpoint: PathBuf,
+    store: PathBuf,
+    model: Arc<Mutex<Model>>,
+    counters: Arc<Counters>,
+    power: Arc<PowerSwitch>,
+    session: Option<BackgroundSession>,
+}
+
+impl CrashFs {
+    /// Mounts an empty file system on `mountpoint` (an existing empty
+    /// directory), keeping durable file contents in `store` (an existing
+    /// empty directory, not under the mount).
+    pub fn mount(mountpoint: &Path, store: &Path) -> Result<CrashFs, CrashFsError> {
+        fuse_available()?;
+        let mut fs = CrashFs {
+            mountpoint: mountpoint.to_path_buf(),
+            store: store.to_path_buf(),
+            model: Arc::new(Mutex::new(Model::new(store.to_path_buf()))),
+            counters: Arc::new(Counters::default()),
+            power: Arc::new(PowerSwitch::default()),
+            session: None,
+        };
+        fs.start()?;
+        Ok(fs)
+    }
+
+    fn start(&mut self) -> Result<(), CrashFsError> {
+        let mut config = fuser::Config::default();
+        config.mount_options = vec![
+            MountOption::FSName("walden-crashfs".into()),
+            MountOption::Subtype("walden-crashfs".into()),
+        ];
+        let fs = CrashFsFuse {
+            model: self.model.clone(),
+            counters: self.counters.clone(),
+            power: self.power.clone(),
+        };
+        let session = fuser::spawn_mount(fs, &self.mountpoint, &config).map_err(|source| {
+            CrashFsError::Mount {
+                path: self.mountpoint.clone(),
+                source,
+            }
+        })?;
+        self.session = Some(session);
+        Ok(())
+    }
+
+    fn stop(&mut self) -> Result<(), CrashFsError> {
+        match self.session.take() {
+            Some(session) => session
+                .umount_and_join()
+                .map_err(|source| CrashFsError::Unmount {
+                    path: self.mountpoint.clone(),
+                    source,
+                }),
+            None => Ok(()),
+        }
+    }
+
+    /// The mount point.
+    pub fn path(&self) -> &Path {
+        &self.mountpoint
+    }
+
+    /// A crash: unmounts (no program may have a file open on the mount),
+    /// keeps what `policy` keeps of what was not durable (choices drawn
+    /// from `rng`), and mounts again.
+    pub fn crash(
+        &mut self,
+        policy: CrashPolicy,
+        rng: &mut Rng,
+    ) -> Result<CrashReport, CrashFsError> {
+        self.stop()?;
+        let report = self
+            .model
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .crash(policy, rng)
+            .map_err(|source| CrashFsError::Backing {
+                path: self.store.clone(),
+                source,
+            })?;
+        self.power.restore();
+        self.start()?;
+        Ok(report)
+    }
+
+    /// Plans a power cut right after the next `writes` write requests (at
+    /// least one): from then on every operation fails with `EIO` and
+    /// changes nothing, until [`crash`](Self::crash) decides what of the
+    /// state at the cut survives. The last write before the cut is the one
+    /// [`CrashPolicy::TearLastWrite`] tears.
+    pub fn cut_power_after_writes(&self, writes: u64) {
+        self.power.cut_after(writes);
+    }
+
+    /// Whether a planned power cut has happened.
+    pub fn power_is_cut(&self) -> bool {
+        self.power.is_cut()
+    }
+
+    /// What the file system saw since it was mounted first.
+    pub fn activity(&self) -> Activity {
+        let c = &self.counters;
+        // Relaxed: statistics; the requests that counted them have been answered.
+        let get = |x: &std::sync::atomic::AtomicU64| x.load(Ordering::Relaxed);
+        Activity {
+            writes: get(&c.writes),
+            sync_writes: get(&c.sync_writes),
+            file_syncs: get(&c.file_syncs),
+            dir_syncs: get(&c.dir_syncs),
+            direct_opens: get(&c.direct_opens),
+        }
+    }
+
+    /// Unmounts, reporting a failure (dropping unmounts too, silently).
+    pub fn unmount(mut self) -> Result<(), CrashFsError> {
+        self.stop()
+    }
+}
+
+impl Drop for CrashFs {
+    fn drop(&mut self) {
+        // Errors are reported by `unmount`; a drop can only try.
+        let _ = self.stop();
+    }
+}
