@@ -24,7 +24,7 @@ const PAGES: u64 = 4;
 const ITERATIONS: usize = 1_000;
 
 fn setup() -> Arc<WriterRig> {
-    Arc::new(WriterRig::new(PAGES, 0, SyncMethod::Fdatasync).unwrap())
+    Arc::new(WriterRig::new(PAGES, 0, SyncMethod::Fdatasync, false).unwrap())
 }
 
 /// Runs the flushers (and an observer); returns each flusher's target and
