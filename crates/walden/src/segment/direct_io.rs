@@ -45,7 +45,7 @@ impl AlignedPage {
 
 /// True if `buf` may be a direct transfer at `offset`: offset, length and
 /// address all multiples of [`DIRECT_IO_ALIGNMENT`].
-pub fn is_direct_aligned(buf: &[u8], offset: u64) -> bool {
+pub(crate) fn is_direct_aligned(buf: &[u8], offset: u64) -> bool {
     let align = DIRECT_IO_ALIGNMENT;
     offset % align as u64 == 0 && buf.len() % align == 0 && buf.as_ptr() as usize % align == 0
 }

@@ -40,7 +40,7 @@ pub mod storage;
 
 pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidControlValue};
 pub(crate) use damage_check::{check_no_hole, check_segment_sizes};
-pub use direct_io::{check_direct_io, is_direct_aligned, AlignedPage, DIRECT_IO_ALIGNMENT};
+pub use direct_io::{check_direct_io, AlignedPage, DIRECT_IO_ALIGNMENT};
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
