@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod fault;
+pub mod hooked_fs;
 pub mod reader;
 pub mod regressions;
 pub mod wal;

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::hooked_fs::{HookedFs, OpenHook};
 use walden::{
     Config, ConfigError, FsStorage, Lsn, OpenOptions, Record, Storage, StorageFile, SyncMethod, Wal,
 };
@@ -59,7 +60,7 @@ fn inserts_become_durable_without_a_flush_call() {
 fn async_commit_returns_before_durable_then_the_writer_makes_it_durable() {
     let dir = tempfile::tempdir().unwrap();
     let gate = Arc::new(SyncGate::default());
-    let storage = Arc::new(GatedStorage(gate.clone()));
+    let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
     let wal = Wal::create_with_storage(dir.path(), config(true), storage).unwrap();
     gate.close();
     let end = wal
@@ -140,30 +141,12 @@ struct GatedStorage(Arc<SyncGate>);
 #[derive(Debug)]
 struct GatedFile(Box<dyn StorageFile>, Arc<SyncGate>);
 
-impl Storage for GatedStorage {
+impl OpenHook for GatedStorage {
     fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
         Ok(Box::new(GatedFile(
             FsStorage.open(path, opts)?,
             self.0.clone(),
         )))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        FsStorage.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        FsStorage.remove_file(path)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        FsStorage.list_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.sync_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.create_dir_all(dir)
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        FsStorage.exists(path)
     }
 }
 

@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::support::hooked_fs::{HookedFs, OpenHook};
 use walden::{
     Config, FsStorage, OpenOptions, Record, SegmentPrep, SegmentSize, Stats, Storage, StorageFile,
     SyncMethod, Wal,
@@ -191,7 +192,7 @@ impl Gate {
 #[derive(Debug)]
 struct GatedStorage(Arc<Gate>);
 
-impl Storage for GatedStorage {
+impl OpenHook for GatedStorage {
     fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
         if path.file_name().and_then(|n| n.to_str()) == Some(self.0.held.as_str()) {
             let mut s = self.0.lock();
@@ -202,24 +203,6 @@ impl Storage for GatedStorage {
             }
         }
         FsStorage.open(path, opts)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        FsStorage.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        FsStorage.remove_file(path)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        FsStorage.list_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.sync_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.create_dir_all(dir)
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        FsStorage.exists(path)
     }
 }
 
@@ -243,7 +226,7 @@ fn the_writer_never_waits_for_the_preparation_of_a_later_segment() {
             state: Mutex::new((false, false)),
             changed: Condvar::new(),
         });
-        let storage = Arc::new(GatedStorage(gate.clone()));
+        let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
         let wal = Wal::create_with_storage(dir.path(), config.clone(), storage).unwrap();
         assert!(
             gate.wait_reached(),
