@@ -251,10 +251,10 @@ impl SegmentFiles {
         self.open(segno, &OpenOptions::new().read(true))
     }
 
-    /// Opens existing segment `segno` as `opts` say (`create` and
-    /// `truncate` are for other files: a segment is created only by
-    /// [`SegmentFiles::create`]). With [`OpenOptions::direct`] on a file
-    /// system that refuses it, fails with
+    /// Opens segment `segno` as `opts` say (the writer's options: read,
+    /// write, a sync mode, direct I/O); a missing segment is
+    /// [`SegmentError::Missing`] unless `opts` create it. With
+    /// [`OpenOptions::direct`] on a file system that refuses it, fails with
     /// [`SegmentError::DirectIoUnsupported`].
     pub fn open(&self, segno: u64, opts: &OpenOptions) -> Result<Box<dyn StorageFile>> {
         let path = self.path(segno);
