@@ -38,10 +38,12 @@ mod stats;
 mod sync_method;
 #[cfg(test)]
 mod tests;
+mod whole_pages;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
+use whole_pages::write_whole_pages;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -170,51 +172,6 @@ pub struct Writer {
     /// Direct I/O: segment files opened with `O_DIRECT`, whole pages written.
     direct: bool,
     seg: SegmentSize,
-}
-
-/// Writes the ring's bytes `[from, end)` (within one segment, `from` on a
-/// page boundary) to `file` at `offset` as whole pages, for direct I/O: the
-/// pages wholly below `end` straight from the ring, in one vectored write
-/// with the last page if `end` falls inside it. That page is copied into
-/// `tail_page` up to `end` and the rest of it zeroed (what the ring holds
-/// past `end` may be a record another thread is still copying), so the
-/// page written is the one a reader would see, ending in zeros. Returns the
-/// bytes written.
-///
-/// # Safety
-/// Every insertion below `end` has finished, and the ring's slots hold the
-/// pages of `[from, end)` until this returns.
-unsafe fn write_whole_pages(
-    file: &dyn StorageFile,
-    ring: &BufferRing,
-    from: Lsn,
-    end: Lsn,
-    offset: u64,
-    tail_page: &mut AlignedPage,
-) -> std::io::Result<u64> {
-    debug_assert_eq!(from.page_offset(), 0);
-    let whole_end = end.page_start().max(from);
-    // SAFETY: the caller's contract; at most the ring's size.
-    let (first, second) = unsafe { ring.range_parts(from, whole_end) };
-    let tail: &[u8] = if end > whole_end {
-        // SAFETY: the caller's contract; within one page, so no wrap.
-        let filled = unsafe { ring.range(whole_end, end) };
-        let (head, rest) = tail_page.0.split_at_mut(filled.len());
-        head.copy_from_slice(filled);
-        rest.fill(0);
-        &tail_page.0
-    } else {
-        &[]
-    };
-    // Empty parts left out: each part of a direct write must be aligned.
-    let mut parts: [&[u8]; 3] = [&[]; 3];
-    let mut n = 0;
-    for part in [first, second, tail].into_iter().filter(|p| !p.is_empty()) {
-        parts[n] = part;
-        n += 1;
-    }
-    file.write_all_vectored_at(&parts[..n], offset)?;
-    Ok(parts.iter().map(|p| p.len() as u64).sum())
 }
 
 /// Locks `m`, recovering it if a holder panicked (the writer's state stays
@@ -482,17 +439,19 @@ impl Writer {
             let from = if self.direct { pos.page_start() } else { pos };
             let offset = self.seg.offset(from);
             let started = Instant::now();
+            // Why the ring's range may be read, in both branches: every
+            // insertion below `target` has finished (caller's contract), and
+            // slots are not re-initialised before `written` passes their
+            // page, which happens only below; so the range is at most the
+            // ring's size. With direct I/O it starts at `pos`'s page, whose
+            // bytes below `pos` were written before and whose slot still
+            // holds it (`written` = `pos` has not passed its end).
             let written = if self.direct {
                 let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
-                // SAFETY: as below; the bytes below `pos` on its page were
-                // written before and the slot still holds that page
-                // (`written` = `pos` has not passed its end).
+                // SAFETY: see above.
                 unsafe { write_whole_pages(open.file.as_ref(), ring, from, end, offset, tail_page) }
             } else {
-                // SAFETY: every insertion below `target` has finished
-                // (caller's contract), and slots are not re-initialised
-                // before `written` passes their page, which happens only
-                // below; so the range is at most the ring's size.
+                // SAFETY: see above.
                 let (first, second) = unsafe { ring.range_parts(pos, end) };
                 if second.is_empty() {
                     open.file.write_all_at(first, offset)
