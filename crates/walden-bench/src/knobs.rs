@@ -146,8 +146,9 @@ impl Knob for BuffersArg {
     }
 }
 
-/// `--segment-prep` and `--segments-ahead`, one value each: how each log's
-/// new segment files are prepared, and how many are kept ready ahead.
+/// `--segment-prep`, `--segments-ahead` and `--direct-io`: how each log's
+/// new segment files are prepared, how many are kept ready ahead, and
+/// whether the writer writes them with direct I/O.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -159,12 +160,20 @@ pub struct SegmentArgs {
     /// [default: the library's, 2].
     #[arg(long)]
     pub segments_ahead: Option<usize>,
+    /// Write segment files with direct I/O (O_DIRECT; with --sync
+    /// open_datasync, O_DIRECT | O_DSYNC), whole pages straight from the
+    /// ring; an error where the file system refuses it [default: off].
+    #[arg(long)]
+    pub direct_io: bool,
 }
 
 impl Knob for SegmentArgs {
     fn apply(&self, config: &mut Config) {
         set(&mut config.segment_prep, self.segment_prep);
         set(&mut config.segments_ahead, self.segments_ahead);
+        if self.direct_io {
+            config.direct_io = true;
+        }
     }
 }
 
@@ -250,6 +259,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "segment_size": config.segment_size,
         "segment_prep": config.segment_prep.to_string(),
         "segments_ahead": config.segments_ahead,
+        "direct_io": config.direct_io,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -281,7 +291,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 9] = [
+        let cases: [(&[&str], Check); 10] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -302,6 +312,7 @@ mod tests {
                 c.segment_prep == SegmentPrep::Fallocate
             }),
             (&["--segments-ahead", "8"], |c| c.segments_ahead == 8),
+            (&["--direct-io"], |c| c.direct_io),
         ];
         for (args, set) in cases {
             let c = configured(args);
@@ -328,6 +339,7 @@ mod tests {
         assert_eq!(json["insert_slots"], 8);
         assert_eq!(json["page_init"], "mapping-lock");
         assert_eq!(json["segment_prep"], "zero-fill");
+        assert_eq!(json["direct_io"], false);
         assert!(json.get("format").is_none() && json.get("reservation").is_none());
     }
 }

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use walden::internals::format::crc::body_crc;
+use walden::DIRECT_IO_ALIGNMENT;
 
 use crate::measure::{run_threads, Measured, Timing};
 
@@ -416,12 +417,14 @@ fn file_writes(probe: Probe, dir: &Path, duration: Duration) -> Result<Outcome, 
             WriteTarget::Fresh => options.open(path.with_extension(format!("{writer}.tmp")))?,
             _ => options.open(&path)?,
         };
-        // Room to align the block to a page, as O_DIRECT needs.
-        let buffer = vec![0xA5u8; bytes + PAGE];
+        // Room to align the block as O_DIRECT needs (the alignment the
+        // engine's direct I/O uses; the offsets, multiples of 8 kB, are
+        // aligned to it).
+        let buffer = vec![0xA5u8; bytes + DIRECT_IO_ALIGNMENT];
         let start = (writer as u64) * region * u64::from(target != WriteTarget::Fresh);
         let mut at = 0u64;
         Ok(move || {
-            let aligned = buffer.as_ptr().align_offset(PAGE);
+            let aligned = buffer.as_ptr().align_offset(DIRECT_IO_ALIGNMENT);
             file.write_all_at(&buffer[aligned..aligned + bytes], start + at)?;
             if sync == WriteSync::Fdatasync {
                 file.sync_data()?;
@@ -459,10 +462,6 @@ fn file_writes(probe: Probe, dir: &Path, duration: Duration) -> Result<Outcome, 
     removed.map_err(fail)?;
     Ok(outcome)
 }
-
-/// Page size assumed for `O_DIRECT` alignment (and the offsets, multiples
-/// of 8 kB, are aligned to it).
-const PAGE: usize = 4096;
 
 /// Writes the whole file with zeros and syncs it.
 fn preallocate(path: &Path, len: u64) -> io::Result<()> {

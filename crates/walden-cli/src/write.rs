@@ -86,6 +86,11 @@ pub struct WriteArgs {
     /// thread (0 to 1024; 0: the writer creates each one itself).
     #[arg(long, default_value_t = 2)]
     pub segments_ahead: usize,
+    /// Write segment files with direct I/O (O_DIRECT; with --sync
+    /// open_datasync, O_DIRECT | O_DSYNC): whole pages straight from the
+    /// buffer ring. An error where the file system refuses O_DIRECT.
+    #[arg(long)]
+    pub direct_io: bool,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -118,6 +123,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         sync_method: args.sync,
         segment_prep: args.segment_prep,
         segments_ahead: args.segments_ahead,
+        direct_io: args.direct_io,
         ..Config::default()
     };
     let wal = if ControlFile::path(&args.dir).exists() {
@@ -224,8 +230,13 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         stats.writer.writes
     );
     println!(
-        "segments ({} prepared): {} found ready, {} created by the writer, {} prepared ahead",
+        "segments ({} prepared{}): {} found ready, {} created by the writer, {} prepared ahead",
         args.segment_prep,
+        if args.direct_io {
+            ", written with direct I/O"
+        } else {
+            ""
+        },
         stats.segments_found_ready,
         stats.segments_created_on_write,
         stats.segments_prepared_ahead

@@ -2,8 +2,9 @@
 //! SIGKILL at random moments; after each kill, `walden verify --acked F`
 //! must find every acknowledged record, and the next run appends to the
 //! recovered log. At the end `pg_waldump` reads the whole log. The runs go
-//! round every way of preparing segments (`--segment-prep`) and several
-//! counts of segments kept ready ahead, so one log mixes them all.
+//! round every way of preparing segments (`--segment-prep`), several
+//! counts of segments kept ready ahead, and without and with direct I/O
+//! (`--direct-io`), so one log mixes them all.
 //!
 //! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
 //! `WALDEN_CRASH_LONG=1` is the long mode, 500 kills (docs/reliability.md);
@@ -23,6 +24,8 @@ const SEGMENT_BYTES: u64 = 1 << 20;
 const SEGMENT_PREPS: [&str; 3] = ["zero-fill", "fallocate", "page-headers"];
 /// The `--segments-ahead` values the runs go round.
 const SEGMENTS_AHEAD: [&str; 3] = ["2", "0", "5"];
+/// Runs without and with `--direct-io`.
+const DIRECT_IO: [&[&str]; 2] = [&[], &["--direct-io"]];
 
 #[test]
 fn sigkill_loop_loses_no_acknowledged_record() {
@@ -76,6 +79,10 @@ fn sigkill_loop_loses_no_acknowledged_record() {
                 "--segments-ahead",
                 SEGMENTS_AHEAD[kill as usize / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
             ])
+            .args(
+                DIRECT_IO[kill as usize / (SEGMENT_PREPS.len() * SEGMENTS_AHEAD.len())
+                    % DIRECT_IO.len()],
+            )
             .arg("--acked")
             .arg(&acked)
             .arg("--seed")

@@ -1,8 +1,9 @@
 //! A crash at every system call of a run (reliability.md T9): a
 //! deterministic single-writer `walden write` is killed with SIGKILL at the
-//! N-th `pwrite64`, `fdatasync`, `fsync`, `rename`, `unlink` or `fallocate`,
-//! for every N the run makes, once per way of preparing segments
-//! (`--segment-prep`), by strace's fault injection
+//! N-th `pwrite64`, `pwritev`, `fdatasync`, `fsync`, `rename`, `unlink` or
+//! `fallocate`, for every N the run makes, once per way of preparing
+//! segments (`--segment-prep`) and once with direct I/O (`--direct-io`), by
+//! strace's fault injection
 //! (`strace -e inject=SYSCALL:signal=KILL:when=N`). After each kill:
 //! `walden verify --acked` finds every acknowledged record; a second run
 //! recovers the log and appends to it; `walden verify` again finds every
@@ -25,6 +26,7 @@ use common::verify_acked;
 /// System calls a crash is injected at.
 const SYSCALLS: &[&str] = &[
     "pwrite64",
+    "pwritev",
     "fdatasync",
     "fsync",
     "rename",
@@ -49,6 +51,8 @@ struct Prep {
     ahead: u32,
     /// Crash at every this-th `pwrite64` only (and the last few).
     pwrite_stride: u64,
+    /// `--direct-io`.
+    direct_io: bool,
 }
 
 /// `walden write` appending `n` records to `dir`, acknowledging to `acked`,
@@ -73,6 +77,9 @@ fn write_args(dir: &Path, acked: &Path, n: u32, seed: u32, prep: Prep) -> Vec<St
     ] {
         args.push(k.into());
         args.push(v);
+    }
+    if prep.direct_io {
+        args.push("--direct-io".into());
     }
     args.push("--acked".into());
     args.push(acked.display().to_string());
@@ -115,6 +122,7 @@ fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
         how: "zero-fill",
         ahead: 2,
         pwrite_stride: 1,
+        direct_io: false,
     };
     sweep(prep, &["pwrite64", "fdatasync", "rename"]);
 }
@@ -125,8 +133,23 @@ fn a_crash_at_every_call_with_fallocated_segments_loses_no_acknowledged_record()
         how: "fallocate",
         ahead: 2,
         pwrite_stride: 1,
+        direct_io: false,
     };
     sweep(prep, &["pwrite64", "fdatasync", "rename", "fallocate"]);
+}
+
+/// Direct I/O: the writer's whole-page writes (one `pwritev` of the pages
+/// and the partial last page, written again by the next flush), each a
+/// crash point.
+#[test]
+fn a_crash_at_every_call_with_direct_io_loses_no_acknowledged_record() {
+    let prep = Prep {
+        how: "zero-fill",
+        ahead: 2,
+        pwrite_stride: 1,
+        direct_io: true,
+    };
+    sweep(prep, &["pwritev", "fdatasync", "rename"]);
 }
 
 /// The writer prepares each segment itself (none ahead), so that the page
@@ -138,6 +161,7 @@ fn a_crash_at_calls_with_page_header_segments_loses_no_acknowledged_record() {
         how: "page-headers",
         ahead: 0,
         pwrite_stride: 8,
+        direct_io: false,
     };
     sweep(prep, &["pwrite64", "fdatasync", "rename", "fallocate"]);
 }
@@ -145,7 +169,11 @@ fn a_crash_at_calls_with_page_header_segments_loses_no_acknowledged_record() {
 /// The sweep with segments prepared as `prep`, whose run makes each of
 /// the `expected` calls.
 fn sweep(prep: Prep, expected: &[&str]) {
-    let name = prep.how;
+    let name = if prep.direct_io {
+        "direct-io"
+    } else {
+        prep.how
+    };
     assert!(
         Path::new(STRACE).exists(),
         "{STRACE} is missing: scripts/test installs it (apt-get install strace)"

@@ -108,6 +108,17 @@ pub struct Config {
     pub segments_ahead: usize,
     /// How a new segment file is prepared before WAL is written into it.
     pub segment_prep: SegmentPrep,
+    /// Direct I/O: the writer opens segment files with `O_DIRECT` and
+    /// writes whole pages straight from the buffer ring, bypassing the page
+    /// cache; a partially filled last page is written whole and written
+    /// again at the next write (PostgreSQL 16: `debug_io_direct = wal`).
+    /// Valid with every sync method: with
+    /// [`SyncMethod::OpenDatasync`] files are opened `O_DIRECT | O_DSYNC`;
+    /// with the others a write is durable only after the sync, as without
+    /// it. [`crate::Wal::create`] and [`crate::Wal::open`] fail with
+    /// [`crate::SegmentError::DirectIoUnsupported`] where the file system
+    /// refuses `O_DIRECT`; there is no fallback. docs/io.md says more.
+    pub direct_io: bool,
 }
 
 impl Default for Config {
@@ -130,6 +141,7 @@ impl Default for Config {
             recycle_segments: 4,
             segments_ahead: 2,
             segment_prep: SegmentPrep::ZeroFill,
+            direct_io: false,
         }
     }
 }

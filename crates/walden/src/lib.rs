@@ -67,7 +67,7 @@ pub use read::{
 pub use record::{Batch, Record, RecordError, DEFAULT_RMID, MAX_RECORD_SIZE};
 pub use segment::{
     ControlFileError, CorruptControlFile, FileOp, FileSyncMode, FsStorage, InvalidControlValue,
-    IoFailure, OpenOptions, SegmentError, SegmentPrep, Storage, StorageFile,
+    IoFailure, OpenOptions, SegmentError, SegmentPrep, Storage, StorageFile, DIRECT_IO_ALIGNMENT,
 };
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};

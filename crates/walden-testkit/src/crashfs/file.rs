@@ -151,7 +151,7 @@ impl FileData {
             self.zero_from = self.zero_from.min(len);
             let first_gone = len.div_ceil(SECTOR);
             self.dirty.split_off(&first_gone);
-            if len % SECTOR != 0 {
+            if !len.is_multiple_of(SECTOR) {
                 if let Some(data) = self.dirty.get_mut(&sector_of(len)) {
                     data[(len % SECTOR) as usize..].fill(0);
                 }

@@ -29,9 +29,7 @@ use crate::sync::{AtomicU64, Ordering};
 
 use super::link_cell::LinkCell;
 use crate::format::page::{XLP_INFO, XLP_REM_LEN};
-
-/// 8-byte words per page.
-const WORDS_PER_PAGE: usize = PAGE_SIZE as usize / 8;
+use crate::segment::AlignedPage;
 
 /// What every page header of this log carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,11 +60,13 @@ unsafe impl Sync for BufferRing {}
 
 impl BufferRing {
     /// A ring of `pages` pages (at least 2), pre-faulted so that first
-    /// touches never happen on the insert path. The memory is 8-aligned
-    /// (allocated as words), so 8-aligned fields can be accessed atomically.
+    /// touches never happen on the insert path. The memory is aligned for
+    /// direct I/O ([`AlignedPage`], 4 KiB), so the writer can write pages
+    /// straight from it with `O_DIRECT`, and 8-aligned fields can be
+    /// accessed atomically.
     pub fn new(pages: usize, seg: SegmentSize, id: PageIdentity) -> Self {
         let pages = pages.max(2);
-        let mem: Box<[u64]> = vec![0u64; pages * WORDS_PER_PAGE].into_boxed_slice();
+        let mem: Box<[AlignedPage]> = vec![AlignedPage::ZERO; pages].into_boxed_slice();
         let base = NonNull::from(Box::leak(mem)).cast::<u8>();
         // One store per 4 KiB, the smallest page the OS maps: an 8 KiB WAL
         // page spans two of them.
@@ -225,7 +225,7 @@ impl BufferRing {
     pub unsafe fn link_cell(&self, at: Lsn) -> LinkCell<'_, std::sync::atomic::AtomicU32> {
         debug_assert_eq!(at.0 % 8, 0);
         let p = self.ptr(at).cast::<u32>();
-        // SAFETY: 8-aligned (ring memory is word-aligned and `at` is
+        // SAFETY: 8-aligned (ring memory is page-aligned and `at` is
         // 8-aligned), in bounds (a page holds whole 8-byte fields), and
         // accessed as the contract says.
         unsafe {
@@ -294,9 +294,8 @@ impl BufferRing {
 
 impl Drop for BufferRing {
     fn drop(&mut self) {
-        let words = self.pages * WORDS_PER_PAGE;
-        let base = self.base.as_ptr().cast::<u64>();
-        // SAFETY: `base` came from Box::leak of a boxed word slice of this length.
-        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, words)) });
+        let base = self.base.as_ptr().cast::<AlignedPage>();
+        // SAFETY: `base` came from Box::leak of a boxed slice of `pages` pages.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, self.pages)) });
     }
 }

@@ -149,7 +149,7 @@ impl InsertPath {
             ),
             ring,
             init: PageInit::new(config.page_init, start.initialized_upto),
-            writer: Writer::new(config.sync_method, seg, start.written),
+            writer: Writer::new(config.sync_method, config.direct_io, seg, start.written),
             supply,
             evictions: AtomicU64::new(0),
         }

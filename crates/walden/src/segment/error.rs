@@ -160,6 +160,15 @@ pub enum SegmentError {
         /// What the storage said.
         cause: String,
     },
+    /// Direct I/O (`Config::direct_io`) was asked for, and the file system
+    /// holding the log's directory refuses `O_DIRECT` (`EINVAL`).
+    #[error("direct I/O (O_DIRECT) is not supported by the file system holding \"{}\" ({cause}): put the log on a file system that supports it (ext4, XFS, btrfs) or configure direct_io = false", .dir.display())]
+    DirectIoUnsupported {
+        /// The log's directory.
+        dir: PathBuf,
+        /// What the storage said.
+        cause: String,
+    },
 }
 
 #[cfg(test)]

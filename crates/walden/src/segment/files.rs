@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::direct_io::refuses_direct_io;
 use super::durable::{discard, rename_durably, write_synced};
 use super::error::{failed, FileOp, IoFailure, SegmentError};
 use super::prepare::{PrepareFor, Target};
@@ -256,11 +257,21 @@ impl SegmentFiles {
         self.open(segno, &OpenOptions::new().read(true))
     }
 
-    fn open(&self, segno: u64, opts: &OpenOptions) -> Result<Box<dyn StorageFile>> {
+    /// Opens segment `segno` as `opts` say (the writer's options: read,
+    /// write, a sync mode, direct I/O); a missing segment is
+    /// [`SegmentError::Missing`] unless `opts` create it. With
+    /// [`OpenOptions::direct`] on a file system that refuses it, fails with
+    /// [`SegmentError::DirectIoUnsupported`].
+    pub fn open(&self, segno: u64, opts: &OpenOptions) -> Result<Box<dyn StorageFile>> {
         let path = self.path(segno);
         self.storage.open(&path, opts).map_err(|error| {
             if error.kind() == std::io::ErrorKind::NotFound {
                 SegmentError::Missing { segno, path }
+            } else if opts.direct && refuses_direct_io(&error) {
+                SegmentError::DirectIoUnsupported {
+                    dir: self.dir.clone(),
+                    cause: error.to_string(),
+                }
             } else {
                 IoFailure::new(FileOp::Open, &path, error).into()
             }

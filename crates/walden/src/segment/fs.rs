@@ -9,7 +9,8 @@ use std::path::Path;
 use super::storage::{write_parts_in_turn, FileSyncMode, OpenOptions, Storage, StorageFile};
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
-/// `pwrite(2)`) and `O_DSYNC`/`O_SYNC` from [`FileSyncMode`].
+/// `pwrite(2)`), `O_DSYNC`/`O_SYNC` from [`FileSyncMode`] and `O_DIRECT`
+/// from [`OpenOptions::direct`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FsStorage;
 
@@ -29,15 +30,17 @@ fn sync_flag(mode: FileSyncMode) -> libc::c_int {
     }
 }
 
-/// Opens `path` with the `open(2)` flags `opts` stand for.
+/// Opens `path` with the `open(2)` flags `opts` stand for. A file system
+/// that refuses `O_DIRECT` fails with `EINVAL`, as the kernel says.
 fn open_file(path: &Path, opts: &OpenOptions) -> io::Result<fs::File> {
+    let direct = if opts.direct { libc::O_DIRECT } else { 0 };
     fs::OpenOptions::new()
         .read(opts.read)
         .write(opts.write)
         .create(opts.create)
         .create_new(opts.create_new)
         .truncate(opts.truncate)
-        .custom_flags(sync_flag(opts.sync))
+        .custom_flags(sync_flag(opts.sync) | direct)
         .open(path)
 }
 
@@ -209,6 +212,11 @@ mod tests {
         assert_ne!(status_flags(&dsync) & libc::O_SYNC, libc::O_SYNC);
         let sync = open_file(&path, &create.sync(FileSyncMode::Sync)).unwrap();
         assert_eq!(status_flags(&sync) & libc::O_SYNC, libc::O_SYNC);
+        assert_eq!(status_flags(&sync) & libc::O_DIRECT, 0);
+        let direct_dsync = create.sync(FileSyncMode::Dsync).direct(true);
+        let direct = open_file(&path, &direct_dsync).unwrap();
+        assert_eq!(status_flags(&direct) & libc::O_DIRECT, libc::O_DIRECT);
+        assert_eq!(status_flags(&direct) & libc::O_DSYNC, libc::O_DSYNC);
     }
 
     #[test]

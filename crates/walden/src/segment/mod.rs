@@ -4,6 +4,8 @@
 //!   can inject faults; [`FsStorage`] is the real file system;
 //! - [`files`]: [`SegmentFiles`], naming, creating, recycling, removing and
 //!   opening the segment files of a WAL directory;
+//! - [`direct_io`]: the alignment `O_DIRECT` needs, [`AlignedPage`], and
+//!   [`check_direct_io`], which tells a file system that refuses it;
 //! - [`prepare`]: [`SegmentPrep`], how a new segment is prepared (zeros,
 //!   `fallocate`, page headers written ahead);
 //! - [`recycle`]: [`plan_recycling`], which obsolete segments to recycle or
@@ -24,6 +26,7 @@
 
 pub mod control;
 mod damage_check;
+pub mod direct_io;
 mod durable;
 pub mod error;
 pub mod files;
@@ -37,6 +40,7 @@ pub mod storage;
 
 pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidControlValue};
 pub(crate) use damage_check::{check_no_hole, check_segment_sizes};
+pub use direct_io::{check_direct_io, AlignedPage, DIRECT_IO_ALIGNMENT};
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;

@@ -54,6 +54,13 @@ pub struct OpenOptions {
     pub truncate: bool,
     /// How writes reach stable storage.
     pub sync: FileSyncMode,
+    /// Direct I/O (`O_DIRECT`): reads and writes bypass the page cache, and
+    /// their offsets, lengths and memory addresses must be multiples of
+    /// [`DIRECT_IO_ALIGNMENT`](super::DIRECT_IO_ALIGNMENT). Durability is
+    /// unchanged: a write is durable only after a sync, unless `sync` says
+    /// otherwise (`O_DIRECT | O_DSYNC`). A file system that refuses it fails
+    /// the open with `EINVAL`.
+    pub direct: bool,
 }
 
 impl OpenOptions {
@@ -66,6 +73,7 @@ impl OpenOptions {
             create_new: false,
             truncate: false,
             sync: FileSyncMode::None,
+            direct: false,
         }
     }
 
@@ -102,6 +110,12 @@ impl OpenOptions {
     /// Sets [`OpenOptions::sync`].
     pub const fn sync(mut self, mode: FileSyncMode) -> Self {
         self.sync = mode;
+        self
+    }
+
+    /// Sets [`OpenOptions::direct`].
+    pub const fn direct(mut self, on: bool) -> Self {
+        self.direct = on;
         self
     }
 }

@@ -29,8 +29,8 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    check_no_hole, check_segment_sizes, erase_durably, rewrite_durably, ControlFile, FileOp,
-    FsStorage, IoFailure, SegmentError, SegmentFiles, Storage,
+    check_direct_io, check_no_hole, check_segment_sizes, erase_durably, rewrite_durably,
+    ControlFile, FileOp, FsStorage, IoFailure, SegmentError, SegmentFiles, Storage,
 };
 use crate::sync::{AsyncWaiters, AtomicU64};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -140,6 +140,9 @@ impl Wal {
         if storage.exists(&ControlFile::path(dir)).unwrap_or(true) || !files.list()?.is_empty() {
             return Err(Error::AlreadyExists(dir.to_path_buf()));
         }
+        if config.direct_io {
+            check_direct_io(&*storage, dir)?;
+        }
         let mut control = ControlFile::new(config.format, seg, FIRST_TIMELINE);
         let start = seg.segment_start(first_segment);
         control.redo = Lsn(start.0 + seg.page_header_size(start));
@@ -203,6 +206,9 @@ impl Wal {
                 configured: format!("{:?}", config.format),
             }
             .into());
+        }
+        if config.direct_io {
+            check_direct_io(&*storage, dir)?;
         }
         let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
         files.remove_temp_files()?;

@@ -38,10 +38,12 @@ mod stats;
 mod sync_method;
 #[cfg(test)]
 mod tests;
+mod whole_pages;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
+use whole_pages::write_whole_pages;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -50,7 +52,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, SegmentSize};
-use crate::segment::{SegmentError, StorageFile};
+use crate::segment::{AlignedPage, OpenOptions, SegmentError, StorageFile};
 use crate::sync::{AtomicBool, AtomicU64, CommitQueue, Mutex, MutexGuard, Ordering, Turn};
 
 /// Why a write or flush failed.
@@ -86,12 +88,13 @@ pub enum WriteError {
 
 /// Where the writer gets segment files from.
 pub trait SegmentOpener: Send + Sync {
-    /// Opens segment `segno` for writing, creating it (prepared as configured) if it
-    /// does not exist yet.
+    /// Opens segment `segno` as `opts` say (the writer's: read and write,
+    /// the sync method's flag, direct I/O if configured), creating it
+    /// (prepared as configured) if it does not exist yet.
     fn open_segment(
         &self,
         segno: u64,
-        method: SyncMethod,
+        opts: &OpenOptions,
     ) -> Result<Box<dyn StorageFile>, SegmentError>;
     /// Called when the writer starts writing segment `segno`, so the next
     /// one can be prepared ahead of need.
@@ -111,6 +114,9 @@ struct WriterState {
     open: Option<OpenSegment>,
     /// Write counters (and, with `OpenDatasync`/`OpenSync`, syncs).
     stats: WriterStats,
+    /// With direct I/O, the page a partially filled last page is copied
+    /// into to be written whole (allocated at the first such write).
+    tail_page: Option<Box<AlignedPage>>,
 }
 
 /// What the sync lock protects.
@@ -163,6 +169,8 @@ pub struct Writer {
     /// flush call that has found its data durable since.
     group_members: AtomicU64,
     method: SyncMethod,
+    /// Direct I/O: segment files opened with `O_DIRECT`, whole pages written.
+    direct: bool,
     seg: SegmentSize,
 }
 
@@ -173,8 +181,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Writer {
-    /// A writer for a log whose bytes below `start` are already durable.
-    pub fn new(method: SyncMethod, seg: SegmentSize, start: Lsn) -> Self {
+    /// A writer for a log whose bytes below `start` are already durable,
+    /// making WAL durable with `method`, with direct I/O if `direct`
+    /// ([`crate::Config::direct_io`]).
+    pub fn new(method: SyncMethod, direct: bool, seg: SegmentSize, start: Lsn) -> Self {
         Writer {
             state: Mutex::new(WriterState::default()),
             syncing: Mutex::new(SyncState::default()),
@@ -187,6 +197,7 @@ impl Writer {
             flushes_covered: AtomicU64::new(0),
             group_members: AtomicU64::new(0),
             method,
+            direct,
             seg,
         }
     }
@@ -413,7 +424,12 @@ impl Writer {
                 Some(open) if open.segno == segno => open,
                 _ => {
                     made_durable |= self.finish_segment(st)?;
-                    let file = segments.open_segment(segno, self.method)?;
+                    let opts = OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .sync(self.method.file_mode())
+                        .direct(self.direct);
+                    let file = segments.open_segment(segno, &opts)?;
                     segments.entered_segment(segno);
                     st.open.insert(OpenSegment {
                         segno,
@@ -421,24 +437,39 @@ impl Writer {
                     })
                 }
             };
-            // SAFETY: every insertion below `target` has finished (caller's
-            // contract), and slots are not re-initialised before `written`
-            // passes their page, which happens only below; so the range is
-            // at most the ring's size.
-            let (first, second) = unsafe { ring.range_parts(pos, end) };
-            let offset = self.seg.offset(pos);
+            // Direct I/O writes whole pages: from the start of the page
+            // holding `pos` (rewriting its bytes below `pos`), the last page
+            // whole even if `end` falls inside it.
+            let from = if self.direct { pos.page_start() } else { pos };
+            let offset = self.seg.offset(from);
             let started = Instant::now();
-            let written = if second.is_empty() {
-                open.file.write_all_at(first, offset)
+            // Why the ring's range may be read, in both branches: every
+            // insertion below `target` has finished (caller's contract), and
+            // slots are not re-initialised before `written` passes their
+            // page, which happens only below; so the range is at most the
+            // ring's size. With direct I/O it starts at `pos`'s page, whose
+            // bytes below `pos` were written before and whose slot still
+            // holds it (`written` = `pos` has not passed its end).
+            let written = if self.direct {
+                let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
+                // SAFETY: see above.
+                unsafe { write_whole_pages(open.file.as_ref(), ring, from, end, offset, tail_page) }
             } else {
-                open.file.write_all_vectored_at(&[first, second], offset)
+                // SAFETY: see above.
+                let (first, second) = unsafe { ring.range_parts(pos, end) };
+                if second.is_empty() {
+                    open.file.write_all_at(first, offset)
+                } else {
+                    open.file.write_all_vectored_at(&[first, second], offset)
+                }
+                .map(|()| end.0 - pos.0)
             };
-            written.map_err(|source| WriteError::Write {
+            let bytes = written.map_err(|source| WriteError::Write {
                 segno,
                 offset,
                 source,
             })?;
-            st.stats.count_write(end.0 - pos.0);
+            st.stats.count_write(bytes);
             if self.method.sync_on_write() {
                 st.stats.syncs += 1;
                 st.stats.sync_time += started.elapsed();

@@ -8,7 +8,7 @@ use crate::buffer::{BufferRing, PageIdentity};
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, MIN_SEGMENT_SIZE, PAGE_SIZE};
 use crate::segment::{
-    FileOp, IoFailure, SegmentError, SegmentFiles, SimStorage, Storage, StorageFile,
+    FileOp, IoFailure, OpenOptions, SegmentError, SegmentFiles, SimStorage, Storage, StorageFile,
 };
 
 /// The rig's segment size, the smallest.
@@ -25,12 +25,12 @@ impl SegmentOpener for SegmentFiles {
     fn open_segment(
         &self,
         segno: u64,
-        method: SyncMethod,
+        opts: &OpenOptions,
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
         if !self.exists(segno)? {
             self.create_zeroed(segno)?;
         }
-        self.open_for_write(segno, method.file_mode())
+        self.open(segno, opts)
     }
 
     fn entered_segment(&self, _segno: u64) {}
@@ -55,8 +55,14 @@ pub struct WriterRig {
 
 impl WriterRig {
     /// A ring of `pages` pages holding the pages from `start_page` pages
-    /// into segment 1 on, and a writer with `method`.
-    pub fn new(pages: u64, start_page: u64, method: SyncMethod) -> Result<Self, SegmentError> {
+    /// into segment 1 on, and a writer with `method`, with direct I/O if
+    /// `direct`.
+    pub fn new(
+        pages: u64,
+        start_page: u64,
+        method: SyncMethod,
+        direct: bool,
+    ) -> Result<Self, SegmentError> {
         let sim = SimStorage::new(1);
         let dir = Path::new("/wal");
         sim.create_dir_all(dir)
@@ -79,7 +85,7 @@ impl WriterRig {
         Ok(WriterRig {
             sim,
             ring,
-            writer: Writer::new(method, seg, start),
+            writer: Writer::new(method, direct, seg, start),
             files,
             start,
         })

@@ -6,10 +6,11 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use crate::segment::{FileOp, IoFailure, PrepareFor, SegmentError, SegmentFiles, StorageFile};
+use crate::segment::{
+    FileOp, IoFailure, OpenOptions, PrepareFor, SegmentError, SegmentFiles, StorageFile,
+};
 use crate::sync::{AtomicU64, Ordering};
 
-use super::sync_method::SyncMethod;
 use super::{SegmentOpener, Writer};
 
 /// Serialises "does segment N exist? create it" between the writer, the
@@ -318,10 +319,10 @@ impl SegmentOpener for SegmentSupply {
     fn open_segment(
         &self,
         segno: u64,
-        method: SyncMethod,
+        opts: &OpenOptions,
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
         self.ensure_for_writer(segno)?;
-        self.files.open_for_write(segno, method.file_mode())
+        self.files.open(segno, opts)
     }
 
     fn entered_segment(&self, segno: u64) {

@@ -1,7 +1,8 @@
 //! Randomised schedules (shuttle) of the writer's group flush at 5 flushers
 //! plus an observer, on the simulated storage: every flush returns a
 //! durable point at or past its target, the durable point never goes back,
-//! one sync serves several flushers; and with the first sync failing, every
+//! one sync serves several flushers (with direct I/O too, the file then
+//! holding the ring's bytes); and with the first sync failing, every
 //! flusher it would have covered gets an error, nothing is reported durable
 //! after it, and the writer refuses further work.
 //!
@@ -23,8 +24,8 @@ const PAGES: u64 = 4;
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 1_000;
 
-fn setup() -> Arc<WriterRig> {
-    Arc::new(WriterRig::new(PAGES, 0, SyncMethod::Fdatasync).unwrap())
+fn setup(direct: bool) -> Arc<WriterRig> {
+    Arc::new(WriterRig::new(PAGES, 0, SyncMethod::Fdatasync, direct).unwrap())
 }
 
 /// Runs the flushers (and an observer); returns each flusher's target and
@@ -64,11 +65,14 @@ fn flush_all(s: &Arc<WriterRig>) -> Vec<(Lsn, Result<Lsn, String>)> {
     out
 }
 
-#[test]
-fn group_flush_makes_every_target_durable() {
+/// Every flusher's target durable, each flusher in one group flush; with
+/// `direct`, the segment file then holds the ring's bytes up to the
+/// highest target, however the whole-page writes (each rewriting the
+/// partial page the one before left) interleaved.
+fn check_group_flush(direct: bool) {
     shuttle::check_random(
-        || {
-            let s = setup();
+        move || {
+            let s = setup(direct);
             let results = flush_all(&s);
             for (target, r) in &results {
                 let got = r.as_ref().unwrap();
@@ -81,9 +85,29 @@ fn group_flush_makes_every_target_durable() {
             // group flush synced.
             assert_eq!(stats.flush_group_members, FLUSHERS, "{stats:?}");
             assert!((1..=syncs).contains(&stats.flush_groups), "{stats:?}");
+            if direct {
+                let end = results.iter().map(|(t, _)| *t).max().unwrap_or(s.start);
+                let file = s.files.open_for_read(1).unwrap();
+                let mut on_disk = vec![0u8; (end.0 - s.start.0) as usize];
+                let offset = s.files.segment_size().offset(s.start);
+                file.read_exact_at(&mut on_disk, offset).unwrap();
+                // SAFETY: every flusher has returned; nothing writes the ring.
+                let in_ring = unsafe { s.ring.range(s.start, end) };
+                assert!(on_disk == in_ring, "the file holds the ring's bytes");
+            }
         },
         shuttle_support::iterations(ITERATIONS),
     );
+}
+
+#[test]
+fn group_flush_makes_every_target_durable() {
+    check_group_flush(false);
+}
+
+#[test]
+fn group_flush_with_direct_io_makes_every_target_durable() {
+    check_group_flush(true);
 }
 
 #[test]
@@ -91,7 +115,7 @@ fn a_failed_sync_fails_every_flusher_it_covered() {
     // Random schedules, as in the test above.
     shuttle::check_random(
         || {
-            let s = setup();
+            let s = setup(false);
             s.sim.fail_sync(1, false);
             let results = flush_all(&s);
             let durable = s.writer.flushed();

@@ -21,7 +21,9 @@ fn pow2_bucket(units: u64, buckets: usize) -> usize {
 pub struct WriterStats {
     /// `write` system calls issued.
     pub writes: u64,
-    /// Bytes written.
+    /// Bytes written: handed to `write` calls. With direct I/O these are
+    /// whole pages, and a partially filled page counts each time it is
+    /// written again.
     pub bytes_written: u64,
     /// Largest single write, bytes.
     pub largest_write: u64,

@@ -9,7 +9,7 @@ use crate::segment::FileSyncMode;
 fn a_run_across_the_rings_wrap_is_one_write_in_lsn_order() {
     let pages = 4;
     // Two pages before the ring's end: the run wraps after two pages.
-    let rig = WriterRig::new(pages, 2, SyncMethod::Fdatasync).unwrap();
+    let rig = WriterRig::new(pages, 2, SyncMethod::Fdatasync, false).unwrap();
     let (ring, writer, start) = (&rig.ring, &rig.writer, rig.start);
     assert!(ring.contiguous_end(start) < Lsn(start.0 + pages * PAGE_SIZE));
     let end = Lsn(start.0 + pages * PAGE_SIZE);
@@ -37,7 +37,7 @@ fn a_run_across_the_rings_wrap_is_one_write_in_lsn_order() {
 
 #[test]
 fn a_flusher_whose_data_is_durable_neither_writes_nor_leads() {
-    let rig = WriterRig::new(4, 0, SyncMethod::Fdatasync).unwrap();
+    let rig = WriterRig::new(4, 0, SyncMethod::Fdatasync, false).unwrap();
     let end = Lsn(rig.start.0 + PAGE_SIZE);
     let flush = || rig.writer.write(&rig.ring, &rig.files, end, true, || end);
     assert_eq!(flush().unwrap(), end);
@@ -50,7 +50,7 @@ fn a_flusher_whose_data_is_durable_neither_writes_nor_leads() {
 
 #[test]
 fn after_a_poison_nothing_is_written_or_reported_durable() {
-    let rig = WriterRig::new(4, 0, SyncMethod::Fdatasync).unwrap();
+    let rig = WriterRig::new(4, 0, SyncMethod::Fdatasync, false).unwrap();
     let (writer, start) = (&rig.writer, rig.start);
     writer.poison();
     let end = Lsn(start.0 + PAGE_SIZE);
@@ -63,4 +63,60 @@ fn after_a_poison_nothing_is_written_or_reported_durable() {
         .is_err());
     assert_eq!((writer.written(), writer.flushed()), (start, start));
     assert_eq!(writer.stats().writes, 0);
+}
+
+#[test]
+fn direct_io_writes_whole_pages_and_rewrites_a_partial_one() {
+    // Two pages before the ring's end, so the second write also wraps.
+    let pages = 4;
+    let rig = WriterRig::new(pages, 2, SyncMethod::Fdatasync, true).unwrap();
+    let (ring, writer, start) = (&rig.ring, &rig.writer, rig.start);
+    let first_end = Lsn(start.0 + 3000);
+    // Bytes past the flushed point, as a record still being copied leaves
+    // them: they must not reach the disk.
+    // SAFETY: the ring is the rig's alone; the page is initialised.
+    unsafe { ring.copy_in(first_end, &[0xAB; 100]) };
+    let flush = |end: Lsn| writer.write(ring, &rig.files, end, true, || end);
+    assert_eq!(flush(first_end).unwrap(), first_end);
+    // The partial page counts as written only up to where it was filled.
+    assert_eq!(writer.written(), first_end);
+    let stats = writer.stats();
+    assert_eq!(
+        (stats.writes, stats.bytes_written),
+        (1, PAGE_SIZE),
+        "{stats:?}"
+    );
+
+    let seg = rig.files.segment_size();
+    let file = rig.files.open_for_write(1, FileSyncMode::None).unwrap();
+    let read_page = |page: Lsn| {
+        let mut bytes = vec![0u8; PAGE_SIZE as usize];
+        file.read_exact_at(&mut bytes, seg.offset(page)).unwrap();
+        bytes
+    };
+    let on_disk = read_page(start);
+    // SAFETY: nothing else touches the ring.
+    let in_ring = unsafe { ring.range(start, first_end) };
+    assert_eq!(&on_disk[..3000], in_ring);
+    assert!(on_disk[3000..].iter().all(|&b| b == 0), "the tail is zeros");
+
+    // The next write starts again at the partial page's start, runs
+    // across the ring's wrap and ends inside another page.
+    let second_end = Lsn(start.0 + 2 * PAGE_SIZE + 500);
+    assert_eq!(flush(second_end).unwrap(), second_end);
+    let stats = writer.stats();
+    assert_eq!(stats.writes, 2, "{stats:?}");
+    assert_eq!(stats.bytes_written, PAGE_SIZE + 3 * PAGE_SIZE);
+    for i in 0..2 {
+        let page = Lsn(start.0 + i * PAGE_SIZE);
+        // SAFETY: as above.
+        let in_ring = unsafe { ring.range(page, Lsn(page.0 + PAGE_SIZE)) };
+        assert_eq!(read_page(page), in_ring, "page {i} is written whole");
+    }
+    let last = read_page(Lsn(start.0 + 2 * PAGE_SIZE));
+    assert!(last[500..].iter().all(|&b| b == 0));
+    assert_eq!(
+        Lsn(u64::from_le_bytes(last[8..16].try_into().unwrap())),
+        Lsn(start.0 + 2 * PAGE_SIZE)
+    );
 }

@@ -316,3 +316,54 @@ fn a_full_disk_fails_the_write_and_loses_nothing() {
     sim.set_space_limit(None);
     assert_all_present(&sim, &flushed);
 }
+
+/// `DirectIoUnsupported` naming the log's directory, as `err` must be.
+fn assert_direct_io_refused(err: &Error) {
+    let refused = match err {
+        Error::Segment(e) | Error::Write(WriteError::Segment(e)) => e,
+        other => panic!("expected DirectIoUnsupported: {other:?}"),
+    };
+    assert!(
+        matches!(refused, SegmentError::DirectIoUnsupported { dir, .. } if dir == Path::new(DIR)),
+        "{refused:?}"
+    );
+    assert!(
+        err.to_string().starts_with(
+            "direct I/O (O_DIRECT) is not supported by the file system holding \"/wal\""
+        ),
+        "{err}"
+    );
+}
+
+/// Direct I/O where the file system refuses `O_DIRECT`: `create` and
+/// `open` fail with `DirectIoUnsupported` before writing anything, the
+/// same log works without direct I/O, and a segment the writer cannot
+/// open with `O_DIRECT` later fails the flush with the same error, losing
+/// nothing flushed before.
+#[test]
+fn direct_io_where_the_file_system_refuses_it_is_a_typed_error() {
+    let sim = SimStorage::new(8);
+    let direct = Config {
+        direct_io: true,
+        ..config()
+    };
+    sim.set_no_direct_io(true);
+    let err = Wal::create_with_storage(DIR, direct.clone(), storage(&sim)).unwrap_err();
+    assert_direct_io_refused(&err);
+    assert!(!sim.exists(&ControlFile::path(DIR.as_ref())).unwrap());
+
+    let flushed = flushed_log(&sim, 20);
+    let err = Wal::open_with_storage(DIR, direct.clone(), storage(&sim)).unwrap_err();
+    assert_direct_io_refused(&err);
+
+    sim.set_no_direct_io(false);
+    let (wal, _) = Wal::open_with_storage(DIR, direct, storage(&sim)).unwrap();
+    sim.set_no_direct_io(true);
+    let end = wal
+        .insert(&Record::new(USER_RMID, 0, payload(99, 100)))
+        .unwrap();
+    assert_direct_io_refused(&wal.flush(end).unwrap_err());
+    drop(wal);
+    sim.set_no_direct_io(false);
+    assert_all_present(&sim, &flushed);
+}

@@ -497,13 +497,15 @@ fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
                 let mut life = Life::new(seed, &totals);
                 if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
                     failures.lock().unwrap().push(format!(
-                        "life seed {seed} ({:?}, sync {}, segments {} with {} ahead): {e}\n  \
+                        "life seed {seed} ({:?}, sync {}, segments {} with {} ahead, direct \
+                         I/O {}): {e}\n  \
                          replay: WALDEN_POWER_CUT_SEED={seed} \
                          cargo test -p walden --release --test recovery_and_faults power_cut::",
                         life.config.format,
                         life.config.sync_method,
                         life.config.segment_prep,
-                        life.config.segments_ahead
+                        life.config.segments_ahead,
+                        life.config.direct_io
                     ));
                 }
                 totals.add(&totals.lives, 1);

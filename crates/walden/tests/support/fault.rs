@@ -40,6 +40,8 @@ pub const SEGMENT_PREPS: &[SegmentPrep] = &SegmentPrep::ALL;
 /// Segments kept ready ahead: the default, none (the writer creates each
 /// one), one, and more than a checkpoint recycles.
 pub const SEGMENTS_AHEAD: &[usize] = &[2, 0, 1, 4];
+/// Without and with direct I/O (`O_DIRECT`, whole pages from the ring).
+pub const DIRECT_IO: &[bool] = &[false, true];
 /// Slot choices.
 pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
 /// Without and with the background writer (another thread doing I/O).
@@ -54,8 +56,9 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
-/// segment preparation and the segments kept ready ahead go round the
-/// combinations (every format meets every preparation).
+/// segment preparation, the segments kept ready ahead and direct I/O go
+/// round the combinations (every format meets every preparation, with and
+/// without direct I/O).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -82,6 +85,9 @@ pub fn strategy_configs() -> Vec<Config> {
                             if c.validate().is_ok() {
                                 let k = out.len();
                                 out.push(Config {
+                                    direct_io: DIRECT_IO[k
+                                        / (SEGMENT_PREPS.len() * SEGMENTS_AHEAD.len())
+                                        % DIRECT_IO.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],

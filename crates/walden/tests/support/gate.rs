@@ -1,11 +1,14 @@
 //! A real file system whose `fdatasync`s wait at a gate the test opens,
-//! to hold the writer in the middle of a sync.
+//! to hold the writer in the middle of a sync: the storage is
+//! `HookedFs(GatedStorage(gate))`.
 
 use std::io;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 
 use walden::{FsStorage, OpenOptions, Storage, StorageFile};
+
+use super::hooked_fs::OpenHook;
 
 /// Holds every `fdatasync` while closed.
 #[derive(Debug, Default)]
@@ -32,37 +35,19 @@ impl SyncGate {
     }
 }
 
-/// The real file system, with `sync_data` held at a [`SyncGate`].
+/// Opens files whose `sync_data` is held at a [`SyncGate`].
 #[derive(Debug)]
 pub struct GatedStorage(pub Arc<SyncGate>);
 
 #[derive(Debug)]
 struct GatedFile(Box<dyn StorageFile>, Arc<SyncGate>);
 
-impl Storage for GatedStorage {
+impl OpenHook for GatedStorage {
     fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
         Ok(Box::new(GatedFile(
             FsStorage.open(path, opts)?,
             self.0.clone(),
         )))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        FsStorage.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        FsStorage.remove_file(path)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        FsStorage.list_dir(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.sync_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        FsStorage.create_dir_all(dir)
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        FsStorage.exists(path)
     }
 }
 

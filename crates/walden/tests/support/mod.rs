@@ -5,6 +5,7 @@
 
 pub mod fault;
 pub mod gate;
+pub mod hooked_fs;
 pub mod reader;
 pub mod regressions;
 pub mod wal;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use walden::{Config, Error, Lsn, Record, SyncMethod, Wal};
 
 use crate::support::gate::{GatedStorage, SyncGate};
+use crate::support::hooked_fs::HookedFs;
 
 const TASKS: usize = 64;
 
@@ -28,7 +29,7 @@ fn many_tasks_flush_on_one_thread_without_blocking_it() {
     let dir = tempfile::tempdir().unwrap();
     let gate = Arc::new(SyncGate::default());
     let (finished, done) = std::sync::mpsc::channel::<()>();
-    let storage = Arc::new(GatedStorage(gate.clone()));
+    let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
     let wal = Arc::new(Wal::create_with_storage(dir.path(), config(), storage).unwrap());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use walden::{Config, ConfigError, Lsn, Record, SyncMethod, Wal};
 
 use crate::support::gate::{GatedStorage, SyncGate};
+use crate::support::hooked_fs::HookedFs;
 
 /// How long a test waits for the writer before failing.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -57,7 +58,7 @@ fn inserts_become_durable_without_a_flush_call() {
 fn async_commit_returns_before_durable_then_the_writer_makes_it_durable() {
     let dir = tempfile::tempdir().unwrap();
     let gate = Arc::new(SyncGate::default());
-    let storage = Arc::new(GatedStorage(gate.clone()));
+    let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
     let wal = Wal::create_with_storage(dir.path(), config(true), storage).unwrap();
     gate.close();
     let end = wal

@@ -1,10 +1,10 @@
 //! Writer and segments: flushes are durable and shared (group commit, the
 //! background writer, async flushes that never block their executor),
-//! segment files and the control file behave on the real file system, and
-//! `pg_waldump` reads what the writer wrote, across recycling, reopen and
-//! SIGKILL; `Config`, `Stats` and the recovery
-//! report travel through serde, and the log reports its life as `tracing`
-//! events.
+//! segment files and the control file behave on the real file system,
+//! direct I/O writes every record and is refused where the file system has
+//! none, and `pg_waldump` reads what the writer wrote, across recycling,
+//! reopen and SIGKILL; `Config`, `Stats` and the recovery report travel
+//! through serde, and the log reports its life as `tracing` events.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -12,6 +12,7 @@ mod support;
 mod async_flush;
 mod background_writer;
 mod checkpoint_to;
+mod direct_io;
 mod group_commit;
 mod open_or_create;
 mod segment_control;

@@ -1,11 +1,20 @@
 //! Segments kept ready ahead of the writer (`Config::segments_ahead`) and
 //! prepared each way (`Config::segment_prep`), on the real file system: the
-//! writer finds them ready, a log that has recycled creates none, and every
+//! writer finds them ready, a log that has recycled creates none, the
+//! writer never waits for the preparation of a later segment, and every
 //! record reads back after a reopen.
 
+use std::io;
 use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
-use walden::{Config, Record, SegmentPrep, Stats, SyncMethod, Wal};
+use crate::support::hooked_fs::{HookedFs, OpenHook};
+use walden::{
+    Config, FsStorage, OpenOptions, Record, SegmentPrep, SegmentSize, Stats, Storage, StorageFile,
+    SyncMethod, Wal,
+};
 
 const MIB: u64 = 1 << 20;
 const USER_RMID: u8 = 128;
@@ -133,5 +142,137 @@ fn every_segment_entered_is_counted_once() {
             "{prep}: segments 2 to 7 were made by one or the other: {stats:?}"
         );
         wal.close().unwrap();
+    }
+}
+
+/// Longest the test waits for something that must happen without waiting
+/// on the held preparation (a hang, not a slow machine, exceeds it).
+const HANG: Duration = Duration::from_secs(60);
+
+/// Where a [`GatedStorage`] holds the preparation of one segment.
+#[derive(Debug)]
+struct Gate {
+    /// The temporary file whose opening is held.
+    held: String,
+    /// (the preparation reached the gate, the gate is open).
+    state: Mutex<(bool, bool)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn lock(&self) -> MutexGuard<'_, (bool, bool)> {
+        self.state.lock().unwrap()
+    }
+
+    /// Waits until the preparation is held at the gate; false if it never
+    /// came within [`HANG`].
+    fn wait_reached(&self) -> bool {
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(self.lock(), HANG, |s| !s.0)
+            .unwrap();
+        state.0
+    }
+
+    /// True while a preparation is held at the gate.
+    fn holding(&self) -> bool {
+        let s = self.lock();
+        s.0 && !s.1
+    }
+
+    fn open(&self) {
+        self.lock().1 = true;
+        self.changed.notify_all();
+    }
+}
+
+/// The real file system, except that opening the temporary file of the
+/// gated segment (the first step of its preparation) waits until the gate
+/// opens.
+#[derive(Debug)]
+struct GatedStorage(Arc<Gate>);
+
+impl OpenHook for GatedStorage {
+    fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
+        if path.file_name().and_then(|n| n.to_str()) == Some(self.0.held.as_str()) {
+            let mut s = self.0.lock();
+            s.0 = true;
+            self.0.changed.notify_all();
+            while !s.1 {
+                s = self.0.changed.wait(s).unwrap();
+            }
+        }
+        FsStorage.open(path, opts)
+    }
+}
+
+/// Issue 14: the writer never waits for the preparation of a later
+/// segment. Writing segment 1, the preallocator prepares 2, then 3; the
+/// preparation of 3 is held. Meanwhile records fill segment 1, the writer
+/// enters segment 2 (ready) and flushes there many times: every flush
+/// returns while the preparation of 3 is still held, and segment 2 is
+/// found ready, not created. With and without direct I/O.
+#[test]
+fn the_writer_never_waits_for_the_preparation_of_a_later_segment() {
+    for direct_io in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config {
+            direct_io,
+            ..config(SegmentPrep::ZeroFill, 2)
+        };
+        let seg = SegmentSize::new(MIB).unwrap();
+        let gate = Arc::new(Gate {
+            held: format!("{}.tmp", seg.file_name(1, 3)),
+            state: Mutex::new((false, false)),
+            changed: Condvar::new(),
+        });
+        let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
+        let wal = Wal::create_with_storage(dir.path(), config.clone(), storage).unwrap();
+        assert!(
+            gate.wait_reached(),
+            "the preallocator never began segment 3"
+        );
+        let before = wal.stats();
+        let (done, finished) = mpsc::channel();
+        let written = std::thread::scope(|s| {
+            let writer = s.spawn(|| {
+                let mut written = 0u64;
+                // Fills segment 1 with 64 KiB fillers, then enters segment 2.
+                while seg.segno(wal.insert_position()) < 2 {
+                    let filler = Record::new(USER_RMID + 1, 0, vec![7; 64 << 10]);
+                    wal.flush(wal.insert(&filler).unwrap()).unwrap();
+                }
+                for _ in 0..50 {
+                    let end = wal
+                        .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
+                        .unwrap();
+                    written += 1;
+                    wal.flush(end).unwrap();
+                }
+                let _ = done.send(());
+                written
+            });
+            let in_time = finished.recv_timeout(HANG).is_ok();
+            let still_held = gate.holding();
+            // Let everything finish before asserting, so nothing hangs.
+            gate.open();
+            let written = writer.join().unwrap();
+            assert!(
+                in_time,
+                "direct_io {direct_io}: the flushes did not finish while segment 3 was prepared"
+            );
+            assert!(
+                still_held,
+                "direct_io {direct_io}: the preparation of segment 3 was let go too early"
+            );
+            written
+        });
+        let (found, created, _) = delta(&before, &wal.stats());
+        assert_eq!((found, created), (1, 0), "segment 2 was found ready");
+        assert_eq!(seg.segno(wal.insert_position()), 2);
+        wal.close().unwrap();
+        let read = user_records(dir.path(), config);
+        assert_eq!(read.len() as u64, written);
+        assert!(read.iter().copied().eq(0..written));
     }
 }

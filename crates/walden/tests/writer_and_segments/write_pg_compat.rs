@@ -3,8 +3,8 @@
 //! 8184, a record ending exactly at a page end, switches, checkpoints that
 //! recycle segments (proven by inode and page address), a clean close/reopen
 //! and a SIGKILL/reopen in the middle — under every reservation design that
-//! keeps prev-links, and with cooperative page initialisation and batch
-//! eviction on a 4-page ring. The formats without prev-links carry their
+//! keeps prev-links, with cooperative page initialisation and batch
+//! eviction on a 4-page ring, and with direct I/O. The formats without prev-links carry their
 //! own page magic, which pg_waldump refuses outright.
 
 use std::collections::BTreeMap;
@@ -327,6 +327,25 @@ fn pg_waldump_accepts_logs_of_every_segment_preparation() {
     }
 }
 
+/// Direct I/O, with each sync method's way to durability (none, a sync
+/// after the writes, `O_DIRECT | O_DSYNC`): whole pages written from the
+/// ring, partial ones again at the next flush, read by pg_waldump.
+#[test]
+fn pg_waldump_accepts_direct_io_logs() {
+    for sync_method in [
+        SyncMethod::None,
+        SyncMethod::Fdatasync,
+        SyncMethod::OpenDatasync,
+    ] {
+        let config = Config {
+            direct_io: true,
+            sync_method,
+            ..config(1 << 20, ReservationKind::Spinlock)
+        };
+        check_config_with_pg_waldump(config, MAX_RECORD);
+    }
+}
+
 /// Cooperative page initialisation and batch eviction on a 4-page ring,
 /// under every reservation design that keeps prev-links: the threads'
 /// records reach 4× the ring, the big one many times it.
@@ -366,11 +385,13 @@ fn sigkill_then_reopen(
     test_name: &str,
     segment_size: u64,
     segment_prep: SegmentPrep,
+    direct_io: bool,
     kill_window: Duration,
 ) {
     let config = Config {
         segment_prep,
         segments_ahead: 3,
+        direct_io,
         ..config(segment_size, ReservationKind::Spinlock)
     };
     if let Some(root) = std::env::var_os(KILL_CHILD_DIR) {
@@ -472,6 +493,7 @@ fn pg_waldump_reads_across_a_sigkill_with_1mib_segments() {
         "pg_waldump_reads_across_a_sigkill_with_1mib_segments",
         1 << 20,
         SegmentPrep::ZeroFill,
+        false,
         Duration::from_millis(300),
     );
 }
@@ -482,6 +504,7 @@ fn pg_waldump_reads_across_a_sigkill_with_fallocated_segments() {
         "pg_waldump_reads_across_a_sigkill_with_fallocated_segments",
         1 << 20,
         SegmentPrep::Fallocate,
+        false,
         Duration::from_millis(300),
     );
 }
@@ -492,6 +515,18 @@ fn pg_waldump_reads_across_a_sigkill_with_page_header_segments() {
         "pg_waldump_reads_across_a_sigkill_with_page_header_segments",
         1 << 20,
         SegmentPrep::PageHeaders,
+        false,
+        Duration::from_millis(300),
+    );
+}
+
+#[test]
+fn pg_waldump_reads_across_a_sigkill_with_direct_io() {
+    sigkill_then_reopen(
+        "pg_waldump_reads_across_a_sigkill_with_direct_io",
+        1 << 20,
+        SegmentPrep::ZeroFill,
+        true,
         Duration::from_millis(300),
     );
 }
@@ -502,6 +537,7 @@ fn pg_waldump_reads_across_a_sigkill_with_16mib_segments() {
         "pg_waldump_reads_across_a_sigkill_with_16mib_segments",
         16 << 20,
         SegmentPrep::ZeroFill,
+        false,
         Duration::from_millis(300),
     );
 }

@@ -59,7 +59,7 @@ impl SimStorage {
 
     /// Cancels every injected fault that has not happened yet: failing
     /// syncs and reads, short writes, the space limit, read-only
-    /// directories, a missing `fallocate`.
+    /// directories, a missing `fallocate` or `O_DIRECT`.
     /// An armed power cut stays armed.
     pub fn clear_faults(&self) {
         let mut s = self.lock();
@@ -69,6 +69,7 @@ impl SimStorage {
         s.space_limit = None;
         s.read_only.clear();
         s.no_fallocate = false;
+        s.no_direct_io = false;
     }
 
     /// Makes the `n`-th read from now (1 = the next) fail with `EIO`.
@@ -97,6 +98,14 @@ impl SimStorage {
     /// (`EOPNOTSUPP`, [`std::io::ErrorKind::Unsupported`]), or work again.
     pub fn set_no_fallocate(&self, on: bool) {
         self.lock().no_fallocate = on;
+    }
+
+    /// Makes opening a file with [`OpenOptions::direct`] fail with
+    /// `EINVAL`, as on a file system without `O_DIRECT`, or work again.
+    ///
+    /// [`OpenOptions::direct`]: crate::segment::OpenOptions::direct
+    pub fn set_no_direct_io(&self, on: bool) {
+        self.lock().no_direct_io = on;
     }
 
     /// Makes `dir` refuse creations, renames and removals (`EACCES`), or
@@ -165,5 +174,46 @@ mod tests {
             .open(&dir.join("g"), &OpenOptions::new().write(true).create(true))
             .unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EACCES));
+    }
+
+    #[test]
+    fn direct_files_take_only_aligned_transfers_and_can_be_refused() {
+        use crate::segment::{AlignedPage, DIRECT_IO_ALIGNMENT};
+        let (sim, dir) = disk(3);
+        let opts = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .direct(true);
+        let f = sim.open(&dir.join("d"), &opts).unwrap();
+        let page = AlignedPage::boxed();
+        f.write_all_at(&page.0, 8192).unwrap();
+        let einval = Some(libc::EINVAL);
+        for (buf, offset) in [
+            (&page.0[..], 512),
+            (&page.0[..512], 0),
+            (&page.0[8..4104], 0),
+        ] {
+            let err = f.write_at(buf, offset).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                std::io::Error::from_raw_os_error(libc::EINVAL).kind()
+            );
+            assert!(err.to_string().contains("not aligned"), "{err}");
+        }
+        let mut back = AlignedPage::boxed();
+        f.read_exact_at(&mut back.0, 8192).unwrap();
+        assert!(f.read_at(&mut back.0[..100], 0).is_err());
+        sim.set_short_writes(true);
+        for i in 0..20u64 {
+            let n = f.write_at(&page.0, i * 8192).unwrap();
+            assert!(n > 0 && n % DIRECT_IO_ALIGNMENT == 0, "short write of {n}");
+        }
+        sim.set_no_direct_io(true);
+        let refused = sim.open(&dir.join("e"), &opts).unwrap_err();
+        assert_eq!(refused.raw_os_error(), einval);
+        sim.open(&dir.join("e"), &opts.direct(false)).unwrap();
+        sim.clear_faults();
+        sim.open(&dir.join("e"), &opts).unwrap();
     }
 }

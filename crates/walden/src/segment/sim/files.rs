@@ -6,6 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{eio, stale_handle, DirChange, Inode, InodeId, SimState, SimStorage};
+use crate::segment::direct_io::{is_direct_aligned, DIRECT_IO_ALIGNMENT};
 use crate::segment::storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
 
 impl Storage for SimStorage {
@@ -30,6 +31,9 @@ impl Storage for SimStorage {
                 }
                 None => return Err(io::ErrorKind::NotFound.into()),
             };
+            if opts.direct && s.no_direct_io {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            }
             if opts.truncate && opts.write {
                 s.inodes.get_mut(&ino).ok_or_else(stale_handle)?.set_len(0);
             }
@@ -40,6 +44,7 @@ impl Storage for SimStorage {
             ino,
             boot,
             sync: opts.sync,
+            direct: opts.direct,
             path: path.to_path_buf(),
         }))
     }
@@ -169,6 +174,8 @@ struct SimFile {
     ino: InodeId,
     boot: u64,
     sync: FileSyncMode,
+    /// Opened with `O_DIRECT`: every transfer must be aligned.
+    direct: bool,
     path: PathBuf,
 }
 
@@ -186,10 +193,38 @@ impl SimFile {
         let mut s = self.sim.lock();
         s.op(self.boot, f)
     }
+
+    /// Fails as Linux does (`EINVAL`) a transfer of `buf` at `offset` that
+    /// a file opened with `O_DIRECT` cannot make.
+    fn check_direct(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        if self.direct && !is_direct_aligned(buf, offset) {
+            return Err(io::Error::new(
+                io::Error::from_raw_os_error(libc::EINVAL).kind(),
+                format!(
+                    "simulated O_DIRECT transfer of {} bytes at offset {offset} from address \
+                     {:#x} is not aligned to {DIRECT_IO_ALIGNMENT} (EINVAL)",
+                    buf.len(),
+                    buf.as_ptr() as usize
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many of `n` bytes a short or space-limited write may store: on a
+    /// direct file, whole alignment units (0 if not even one fits).
+    fn whole_units(&self, n: usize) -> usize {
+        if self.direct {
+            n - n % DIRECT_IO_ALIGNMENT
+        } else {
+            n
+        }
+    }
 }
 
 impl StorageFile for SimFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.check_direct(buf, offset)?;
         self.with(|s| {
             if let Some(n) = s.fail_read_in {
                 if n <= 1 {
@@ -208,12 +243,13 @@ impl StorageFile for SimFile {
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.check_direct(buf, offset)?;
         let sync = self.sync;
         self.with(|s| {
             let mut n = buf.len();
             if s.short_writes && n > 1 {
-                let cut = 1 + s.rng.below(n as u64) as usize;
-                if cut < n {
+                let cut = self.whole_units(1 + s.rng.below(n as u64) as usize);
+                if cut > 0 && cut < n {
                     s.stats.short_writes += 1;
                     n = cut;
                 }
@@ -223,7 +259,7 @@ impl StorageFile for SimFile {
                 let growth = (offset + n as u64).saturating_sub(len);
                 let free = limit.saturating_sub(s.total_bytes());
                 if growth > free {
-                    let fits = (len + free).saturating_sub(offset) as usize;
+                    let fits = self.whole_units((len + free).saturating_sub(offset) as usize);
                     if fits == 0 || offset > len {
                         s.stats.no_space += 1;
                         return Err(io::Error::from_raw_os_error(libc::ENOSPC));

@@ -22,7 +22,14 @@
 //!   reads still see it, and the next sync succeeds.
 //! - **Short writes**, **`ENOSPC`** past a space limit, **failed reads**
 //!   (`EIO`), **read-only directories** (`EACCES`), and a file system
-//!   **without `fallocate`** (`EOPNOTSUPP`).
+//!   **without `fallocate`** (`EOPNOTSUPP`) or **without `O_DIRECT`**
+//!   (`EINVAL` at open).
+//! - **Direct I/O** ([`OpenOptions::direct`](super::OpenOptions::direct)):
+//!   the same durability as other writes (durable after a sync, or at once
+//!   with `O_DSYNC`), but every read and write of such a file must be
+//!   aligned as Linux wants it (offset, length and memory address multiples
+//!   of [`DIRECT_IO_ALIGNMENT`](super::DIRECT_IO_ALIGNMENT)), or it fails with
+//!   `EINVAL`; its short writes stop on that alignment.
 //! - `fallocate` ([`StorageFile::allocate`](super::StorageFile::allocate))
 //!   extends a file with zeros like any growth: unsynced until a sync, so a
 //!   cut before one may take the new length back.
@@ -147,6 +154,8 @@ struct SimState {
     space_limit: Option<u64>,
     /// `fallocate` fails with `EOPNOTSUPP`.
     no_fallocate: bool,
+    /// Opening with `O_DIRECT` fails with `EINVAL`.
+    no_direct_io: bool,
     stats: SimStats,
 }
 
@@ -217,6 +226,7 @@ impl SimStorage {
                 short_writes: false,
                 space_limit: None,
                 no_fallocate: false,
+                no_direct_io: false,
                 stats: SimStats::default(),
             })),
         }

@@ -1,0 +1,52 @@
+//! Direct I/O's writes (`Config::direct_io`): whole pages from the ring,
+//! the partially filled last page copied and written whole (PostgreSQL 16:
+//! `XLogWrite` under `debug_io_direct = wal`). docs/io.md describes them.
+
+use crate::buffer::BufferRing;
+use crate::lsn::Lsn;
+use crate::segment::{AlignedPage, StorageFile};
+
+/// Writes the ring's bytes `[from, end)` (within one segment, `from` on a
+/// page boundary) to `file` at `offset` as whole pages, for direct I/O: the
+/// pages wholly below `end` straight from the ring, in one vectored write
+/// with the last page if `end` falls inside it. That page is copied into
+/// `tail_page` up to `end` and the rest of it zeroed (what the ring holds
+/// past `end` may be a record another thread is still copying), so the
+/// page written is the one a reader would see, ending in zeros. Returns the
+/// bytes written.
+///
+/// # Safety
+/// Every insertion below `end` has finished, and the ring's slots hold the
+/// pages of `[from, end)` until this returns.
+pub(super) unsafe fn write_whole_pages(
+    file: &dyn StorageFile,
+    ring: &BufferRing,
+    from: Lsn,
+    end: Lsn,
+    offset: u64,
+    tail_page: &mut AlignedPage,
+) -> std::io::Result<u64> {
+    debug_assert_eq!(from.page_offset(), 0);
+    let whole_end = end.page_start().max(from);
+    // SAFETY: the caller's contract; at most the ring's size.
+    let (first, second) = unsafe { ring.range_parts(from, whole_end) };
+    let tail: &[u8] = if end > whole_end {
+        // SAFETY: the caller's contract; within one page, so no wrap.
+        let filled = unsafe { ring.range(whole_end, end) };
+        let (head, rest) = tail_page.0.split_at_mut(filled.len());
+        head.copy_from_slice(filled);
+        rest.fill(0);
+        &tail_page.0
+    } else {
+        &[]
+    };
+    // Empty parts left out: each part of a direct write must be aligned.
+    let mut parts: [&[u8]; 3] = [&[]; 3];
+    let mut n = 0;
+    for part in [first, second, tail].into_iter().filter(|p| !p.is_empty()) {
+        parts[n] = part;
+        n += 1;
+    }
+    file.write_all_vectored_at(&parts[..n], offset)?;
+    Ok(parts.iter().map(|p| p.len() as u64).sum())
+}
