@@ -17,8 +17,11 @@
 use crossbeam_utils::CachePadded;
 
 use crate::config::SlotChoice;
+use crate::sync::mutant::{self, Mutant};
 use crate::sync::{AtomicU64, Ordering, WaitQueue};
 
+#[cfg(all(test, loom))]
+mod loom_model;
 mod progress;
 #[cfg(all(test, shuttle))]
 mod shuttle_model;
@@ -106,7 +109,12 @@ impl SlotArray {
         // Relaxed on failure: we only learn that it is busy.
         !s.held.load(Ordering::Relaxed)
             && s.held
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(
+                    false,
+                    true,
+                    mutant::order(Mutant::SlotAcquireRelaxed, Ordering::Acquire),
+                    Ordering::Relaxed,
+                )
                 .is_ok()
     }
 
@@ -138,7 +146,10 @@ impl SlotArray {
         // store (the same `xchg` on x86): every write to `held` is then an
         // RMW, which loom models exactly (there a plain store racing a CAS
         // can produce impossible histories, tokio-rs/loom#254).
-        s.held.swap(false, Ordering::SeqCst);
+        s.held.swap(
+            false,
+            mutant::order(Mutant::SlotReleaseRelaxed, Ordering::SeqCst),
+        );
         s.waiters.notify_all();
     }
 
@@ -260,107 +271,6 @@ impl Drop for ExclusiveGuard<'_> {
         for i in (0..self.slots.len()).rev() {
             self.slots.unlock(i);
         }
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::sync::{thread, Arc};
-    use loom::cell::UnsafeCell;
-
-    /// Slots, a reservation counter and a buffer cell (also the model of
-    /// `progress`).
-    pub(super) struct Model {
-        pub(super) slots: SlotArray,
-        /// A stand-in reserver: a fetch_add after the slot is held.
-        pub(super) reserved: AtomicU64,
-        /// The "buffer": a plain cell, so loom flags an unsynchronised read.
-        pub(super) bytes: UnsafeCell<u64>,
-    }
-
-    impl Model {
-        /// Two free slots, nothing reserved, the cell zero.
-        pub(super) fn two_slots() -> Arc<Self> {
-            Arc::new(Model {
-                slots: SlotArray::new(2),
-                reserved: AtomicU64::new(0),
-                bytes: UnsafeCell::new(0),
-            })
-        }
-    }
-
-    // SAFETY: `bytes` is only accessed under the protocol under test; loom
-    // checks that the accesses are ordered.
-    unsafe impl Sync for Model {}
-
-    /// `inserters` threads choosing by `Attempts(1)` among `slots` slots:
-    /// no two ever hold the same slot at once (loom flags a concurrent
-    /// access to the slot's cell), and every chosen index is in range.
-    /// (Exclusive acquisition against `Attempts` is checked by a stress
-    /// test: loom 0.7.2 reports a race there that contradicts its own trace
-    /// — a CAS succeeding on a flag another thread holds — which matches its
-    /// open modification-order bugs, tokio-rs/loom#254 and #282.)
-    fn attempts_model(slots: usize, inserters: usize) {
-        loom::model(move || {
-            let array = Arc::new(SlotArray::new(slots));
-            let cells: Arc<Vec<UnsafeCell<u32>>> =
-                Arc::new((0..slots).map(|_| UnsafeCell::new(0)).collect());
-            let threads: Vec<_> = (0..inserters)
-                .map(|_| {
-                    let (array, cells) = (array.clone(), cells.clone());
-                    thread::spawn(move || {
-                        let slot = array.acquire(SlotChoice::Attempts(1));
-                        assert!(slot.index < slots);
-                        // SAFETY: exclusive per slot, as the test checks.
-                        cells[slot.index].with_mut(|c| unsafe { *c += 1 });
-                    })
-                })
-                .collect();
-            for t in threads {
-                t.join().unwrap();
-            }
-            // SAFETY: every thread is done.
-            let total: usize = cells
-                .iter()
-                .map(|c| c.with(|v| unsafe { *v }) as usize)
-                .sum();
-            assert_eq!(total, inserters);
-        });
-    }
-
-    /// Two inserters on two slots: each finds a free one without blocking.
-    #[test]
-    fn attempts_two_inserters_two_slots() {
-        attempts_model(2, 2);
-    }
-
-    /// Two inserters on one slot: the loser's attempts fail and it blocks.
-    #[test]
-    fn attempts_then_block_on_one_slot() {
-        attempts_model(1, 2);
-    }
-
-    /// Exclusive acquisition waits for a holder and excludes it.
-    #[test]
-    fn acquire_all_excludes_inserters() {
-        loom::model(|| {
-            let m = Model::two_slots();
-            let m2 = m.clone();
-            let t = thread::spawn(move || {
-                let _slot = m2.slots.acquire(SlotChoice::Sticky);
-                // SAFETY: exclusive with acquire_all, as the test checks.
-                m2.bytes.with_mut(|b| unsafe { *b += 1 });
-            });
-            {
-                let _all = m.slots.acquire_all();
-                // SAFETY: as above.
-                m.bytes.with_mut(|b| unsafe { *b += 1 });
-            }
-            t.join().unwrap();
-            // SAFETY: both threads are done.
-            assert_eq!(m.bytes.with(|b| unsafe { *b }), 2);
-        });
     }
 }
 

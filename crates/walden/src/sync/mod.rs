@@ -43,6 +43,7 @@ primitives_from!(std);
 
 pub mod backoff;
 pub mod commit_queue;
+pub(crate) mod mutant;
 pub mod read_biased;
 #[cfg(all(test, shuttle))]
 pub(crate) mod shuttle_support;
