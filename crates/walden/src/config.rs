@@ -105,6 +105,17 @@ pub struct Config {
     pub segments_ahead: usize,
     /// How a new segment file is prepared before WAL is written into it.
     pub segment_prep: SegmentPrep,
+    /// How long a wait for another thread's progress in the lock-free
+    /// paths (a prev-link from the previous record's inserter, an
+    /// insertion slot to be released or to advertise progress, a page to
+    /// be initialised) may last before it panics with a report naming the
+    /// LSN, the slot and the thread, at least 1 ms (PostgreSQL: the
+    /// "stuck spinlock" PANIC). Inside an insertion the panic aborts the
+    /// process. `None`: wait for ever. The default, 5 minutes, is far
+    /// beyond any wait a live log makes (some of these waits span the
+    /// eviction's write of a page, so a stalled disk lengthens them); see
+    /// `sync::watchdog`.
+    pub stuck_wait_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -127,9 +138,15 @@ impl Default for Config {
             recycle_segments: 4,
             segments_ahead: 2,
             segment_prep: SegmentPrep::ZeroFill,
+            stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
         }
     }
 }
+
+/// The default [`Config::stuck_wait_timeout`].
+pub const DEFAULT_STUCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The shortest [`Config::stuck_wait_timeout`].
+const MIN_STUCK_WAIT_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// A bad [`Config`] value or combination; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,6 +168,9 @@ pub enum ConfigError {
     /// `writer_delay` is out of range.
     #[error("writer_delay = {0:?}: must be between 1 ms and 10 s")]
     WriterDelay(Duration),
+    /// `stuck_wait_timeout` is below 1 ms.
+    #[error("stuck_wait_timeout = {0:?}: must be at least 1 ms, or None")]
+    StuckWaitTimeout(Duration),
     /// `writer_flush_after` is below one page.
     #[error("writer_flush_after = {0}: must be at least 8192")]
     WriterFlushAfter(u64),
@@ -235,7 +255,10 @@ impl Config {
         if self.segments_ahead > MAX_SEGMENTS_AHEAD {
             return Err(ConfigError::SegmentsAhead(self.segments_ahead));
         }
-        Ok(())
+        match self.stuck_wait_timeout {
+            Some(t) if t < MIN_STUCK_WAIT_TIMEOUT => Err(ConfigError::StuckWaitTimeout(t)),
+            _ => Ok(()),
+        }
     }
 
     /// The `PrevLinkTable` capacity in effect: the configured one, or the

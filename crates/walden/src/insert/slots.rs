@@ -14,11 +14,14 @@
 //! [`SlotArray::wait_for_inserts`] for the point below which all copies are
 //! finished, and writes only up to there.
 
+use std::time::Duration;
+
 use crossbeam_utils::CachePadded;
 
 use crate::config::SlotChoice;
+use crate::lsn::Lsn;
 use crate::sync::mutant::{self, Mutant};
-use crate::sync::{AtomicU64, Ordering, WaitQueue};
+use crate::sync::{AtomicU64, Ordering, StuckOn, WaitQueue, Watchdog};
 
 #[cfg(all(test, loom))]
 mod loom_model;
@@ -64,6 +67,9 @@ pub struct SlotStats {
 #[derive(Debug)]
 pub struct SlotArray {
     slots: Box<[CachePadded<Slot>]>,
+    /// How long a wait for another slot's holder may last
+    /// ([`crate::Config::stuck_wait_timeout`]).
+    stuck_wait: Option<Duration>,
 }
 
 /// A held slot; released (and `inserting_at` cleared) on drop.
@@ -94,7 +100,22 @@ impl SlotArray {
             slots: (0..n.max(1))
                 .map(|_| CachePadded::new(Slot::default()))
                 .collect(),
+            stuck_wait: None,
         }
+    }
+
+    /// The same slots, whose waits for another holder panic with a report
+    /// after `limit` (see [`crate::sync::watchdog`]).
+    pub fn with_stuck_wait_timeout(self, limit: Option<Duration>) -> Self {
+        SlotArray {
+            stuck_wait: limit,
+            ..self
+        }
+    }
+
+    /// A watchdog for one wait on another slot's holder.
+    fn watchdog(&self) -> Watchdog {
+        Watchdog::new(self.stuck_wait)
     }
 
     /// Number of slots.
@@ -124,10 +145,19 @@ impl SlotArray {
             return false;
         }
         let s = &self.slots[i];
+        let mut watchdog = self.watchdog();
         loop {
             // SeqCst (⊇ Acquire): the WaitQueue contract asks for at least
             // Acquire; it pairs with unlock's store.
-            s.waiters.wait_until(|| !s.held.load(Ordering::SeqCst));
+            s.waiters
+                .wait_until(|| !s.held.load(Ordering::SeqCst), &mut watchdog)
+                .unwrap_or_else(|_| {
+                    watchdog.stuck(StuckOn::SlotRelease {
+                        slot: i,
+                        // Relaxed: for the report only.
+                        inserting_at: Lsn(s.inserting_at.load(Ordering::Relaxed)),
+                    })
+                });
             if self.try_lock(i) {
                 // Relaxed: a statistics counter; nothing is read through it.
                 s.waits.fetch_add(1, Ordering::Relaxed);
@@ -291,6 +321,30 @@ mod tests {
                 }
                 assert!(seen.iter().all(|&s| s), "n {n} stride {stride}");
             }
+        }
+    }
+
+    /// A slot held for ever (the test holds it): a flusher waiting for the
+    /// insertions below a point, and an inserter waiting for the slot, each
+    /// panic after the limit with a report naming the slot and the LSNs.
+    #[test]
+    fn waits_on_a_slot_never_released_are_reported() {
+        use crate::sync::watchdog::stuck_report;
+        let slots =
+            SlotArray::new(2).with_stuck_wait_timeout(Some(std::time::Duration::from_millis(50)));
+        let held = slots.acquire(SlotChoice::Sticky);
+        held.advertise(Lsn(0x1_0000_1000));
+        let report = stuck_report(|| {
+            slots.wait_for_inserts(Lsn(0x1_0000_2000), Lsn(0x1_0000_3000));
+        });
+        let slot = format!("slot {} is held", held.index);
+        for part in [slot.as_str(), "advertised 1/1000", "below 1/2000"] {
+            assert!(report.contains(part), "{part} missing from: {report}");
+        }
+        let report = stuck_report(|| drop(slots.acquire_all()));
+        let slot = format!("insertion slot {} to be released", held.index);
+        for part in [slot.as_str(), "advertised 1/1000"] {
+            assert!(report.contains(part), "{part} missing from: {report}");
         }
     }
 

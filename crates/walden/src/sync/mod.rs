@@ -49,8 +49,10 @@ pub mod read_biased;
 pub(crate) mod shuttle_support;
 pub mod spinlock;
 pub mod wait_queue;
+pub mod watchdog;
 
 pub use commit_queue::{CommitQueue, Turn};
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;
+pub use watchdog::{StuckOn, Watchdog};

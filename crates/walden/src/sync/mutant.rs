@@ -5,10 +5,10 @@
 //! At the site, the ordering is written `mutant::order(Mutant::X, o)`
 //! (or the CAS is guarded by `mutant::active(Mutant::X)`). In a normal build
 //! both are `const` and return `o` / `false`, so the code is exactly the
-//! unmutated code. Under `cfg(loom)` or `cfg(shuttle)` a model test selects
-//! a mutant for its own OS thread with [`with`] (loom and shuttle run every
-//! model thread on the test's OS thread), so one build of the models holds
-//! every mutant and each `*_kills_*` test asserts that its model fails with
+//! unmutated code. Under `cfg(loom)` a model test selects a mutant for its
+//! own OS thread with [`with`] (loom runs every model thread on the test's
+//! OS thread, as coroutines), so one build of the models holds
+//! every mutant and each `*_is_caught` test asserts that its model fails with
 //! its mutant in place. The list of mutants and the model that kills each
 //! is in `docs/reservation.md` and `docs/buffers.md`.
 
@@ -46,27 +46,27 @@ pub(crate) enum Mutant {
 }
 
 /// `o`, or Relaxed where mutant `m` is active.
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(loom))]
 #[inline(always)]
 pub(crate) const fn order(_m: Mutant, o: Ordering) -> Ordering {
     o
 }
 
 /// True where mutant `m` is active: never, outside the models.
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(loom))]
 #[inline(always)]
 pub(crate) const fn active(_m: Mutant) -> bool {
     false
 }
 
-#[cfg(any(loom, shuttle))]
+#[cfg(loom)]
 std::thread_local! {
     /// The mutant the model running on this OS thread checks, if any.
     static ACTIVE: std::cell::Cell<Option<Mutant>> = const { std::cell::Cell::new(None) };
 }
 
 /// `o`, or Relaxed where mutant `m` is active.
-#[cfg(any(loom, shuttle))]
+#[cfg(loom)]
 pub(crate) fn order(m: Mutant, o: Ordering) -> Ordering {
     if active(m) {
         Ordering::Relaxed
@@ -76,14 +76,14 @@ pub(crate) fn order(m: Mutant, o: Ordering) -> Ordering {
 }
 
 /// True where mutant `m` is active (see [`with`]).
-#[cfg(any(loom, shuttle))]
+#[cfg(loom)]
 pub(crate) fn active(m: Mutant) -> bool {
     ACTIVE.with(|a| a.get() == Some(m))
 }
 
 /// Runs `f` (a model) with mutant `m` active on this OS thread; the
 /// mutant is cleared afterwards, also when `f` panics (as it should).
-#[cfg(all(test, any(loom, shuttle)))]
+#[cfg(all(test, loom))]
 pub(crate) fn with<R>(m: Mutant, f: impl FnOnce() -> R) -> R {
     struct Clear;
     impl Drop for Clear {

@@ -18,7 +18,7 @@
 
 use super::{CooperativeInit, Slots};
 use crate::lsn::{Lsn, PAGE_SIZE};
-use crate::sync::{thread, Arc, AtomicBool, AtomicU64, Mutex, Ordering, WaitQueue};
+use crate::sync::{thread, Arc, AtomicBool, AtomicU64, Mutex, Ordering, WaitQueue, Watchdog};
 use loom::cell::UnsafeCell;
 
 /// Page states kept in the low bits of a slot's cell; the page number above.
@@ -119,7 +119,7 @@ impl Model {
         let has = |p: usize| inserted.contains(&(p as u64));
         Arc::new(Model {
             ring: ModelRing::new(ring_pages),
-            init: CooperativeInit::new(Lsn(0)),
+            init: CooperativeInit::new(Lsn(0), None),
             written: AtomicU64::new(0),
             filled: (0..pages).map(|p| AtomicBool::new(!has(p))).collect(),
             inserted: (0..pages).map(has).collect(),
@@ -153,7 +153,8 @@ impl Model {
             let filled = &self.filled[n as usize];
             // SeqCst (⊇ Acquire): pairs with the store in `insert`.
             self.filled_changed
-                .wait_until(|| filled.load(Ordering::SeqCst));
+                .wait_until(|| filled.load(Ordering::SeqCst), &mut Watchdog::new(None))
+                .unwrap();
         }
         let _writer = self.writer.lock().unwrap();
         // Relaxed: only changed under the writer lock we hold.

@@ -41,9 +41,13 @@
 //! thread never sleeps before its own link is published (its successor
 //! waits for it), nor leaves while carrying a displaced link.
 
+use std::time::Duration;
+
 use crate::config::LINK_TABLE_MIN_CAPACITY;
+use crate::lsn::{Lsn, SegmentSize};
 use crate::sync::backoff::{Backoff, Policy};
 use crate::sync::mutant::{self, Mutant};
+use crate::sync::watchdog::{StuckOn, Watchdog};
 use crate::sync::{AtomicU64, Ordering};
 
 #[cfg(all(test, loom))]
@@ -94,6 +98,9 @@ struct Link {
 pub struct LinkTable {
     buckets: Box<[Bucket]>,
     swap_once_in: u32,
+    /// The log's segment size (to name LSNs) and how long a wait for a
+    /// predecessor's link may last ([`LinkTable::watched`]).
+    watch: Option<(SegmentSize, Duration)>,
 }
 
 impl LinkTable {
@@ -115,6 +122,17 @@ impl LinkTable {
                 .map(|_| Bucket([empty(), empty(), empty(), empty()]))
                 .collect(),
             swap_once_in: swap_once_in.max(1),
+            watch: None,
+        }
+    }
+
+    /// The same table, whose waits for a predecessor's link panic with a
+    /// report naming the waiting record's LSN (in a log of `seg` segments)
+    /// after `limit` (see [`crate::sync::watchdog`]).
+    pub fn watched(self, seg: SegmentSize, limit: Option<Duration>) -> Self {
+        LinkTable {
+            watch: limit.map(|l| (seg, l)),
+            ..self
         }
     }
 
@@ -177,7 +195,14 @@ impl LinkTable {
         let mut inserted = false;
         let mut dice = Dice::new(start);
         let mut backoff = Backoff::new(Policy::SPIN_THEN_YIELD);
+        let mut watchdog = Watchdog::new(self.watch.map(|(_, limit)| limit));
         loop {
+            if watchdog.round() {
+                let record = self
+                    .watch
+                    .map_or(Lsn(start), |(seg, _)| seg.pos_to_start_lsn(start));
+                watchdog.stuck(StuckOn::PrevLinkInTable { record });
+            }
             if found.is_none() {
                 found = want_at
                     .iter()
@@ -444,6 +469,21 @@ mod tests {
         assert_eq!(t.link(800, 840), None);
         assert_eq!(t.link(840, 880), Some(800));
         assert_eq!(t.live_links(), 1, "only the link for 880 waits");
+    }
+
+    /// A reserver whose predecessor never publishes its link: after the
+    /// limit it panics naming the LSN of the record that waited.
+    #[test]
+    fn a_link_that_never_arrives_is_reported() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let t = LinkTable::new(16).watched(seg, Some(Duration::from_millis(50)));
+        t.seed(800, None);
+        let report = crate::sync::watchdog::stuck_report(|| {
+            t.link(840, 880);
+        });
+        let record = format!("record at {}", seg.pos_to_start_lsn(840));
+        assert!(report.contains(&record), "{record} missing from: {report}");
+        assert!(report.contains("link table"), "{report}");
     }
 
     /// Many threads on the smallest table, swapping on every failed round,

@@ -9,7 +9,7 @@
 use super::{ExclusiveGuard, SlotArray, SlotGuard};
 use crate::lsn::Lsn;
 use crate::sync::mutant::{self, Mutant};
-use crate::sync::Ordering;
+use crate::sync::{Ordering, StuckOn};
 
 impl SlotArray {
     /// Returns a point `>= upto` (or the reserved end, if lower) below
@@ -26,7 +26,8 @@ impl SlotArray {
     pub fn wait_for_inserts(&self, upto: Lsn, reserved_end: Lsn) -> Lsn {
         let upto = upto.min(reserved_end).0;
         let mut finished = reserved_end.0;
-        for s in self.slots.iter() {
+        let mut watchdog = self.watchdog();
+        for (i, s) in self.slots.iter().enumerate() {
             let mut seen;
             loop {
                 // SeqCst (⊇ Acquire): pairs with the holder's Release stores
@@ -44,10 +45,21 @@ impl SlotArray {
                 let before = seen;
                 // SeqCst (⊇ Acquire), as the loads above: the WaitQueue
                 // contract; pairs with the holder's release or advertisement.
-                s.waiters.wait_until(|| {
-                    !s.held.load(Ordering::SeqCst)
-                        || s.inserting_at.load(Ordering::SeqCst) != before
-                });
+                s.waiters
+                    .wait_until(
+                        || {
+                            !s.held.load(Ordering::SeqCst)
+                                || s.inserting_at.load(Ordering::SeqCst) != before
+                        },
+                        &mut watchdog,
+                    )
+                    .unwrap_or_else(|_| {
+                        watchdog.stuck(StuckOn::Insertion {
+                            slot: i,
+                            inserting_at: Lsn(before),
+                            upto: Lsn(upto),
+                        })
+                    });
             }
             if seen != 0 && seen < finished {
                 finished = seen;
