@@ -297,6 +297,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_stuck_wait_timeout_is_at_least_a_millisecond_or_off() {
+        let with = |t| Config {
+            stuck_wait_timeout: t,
+            ..Config::default()
+        };
+        assert_eq!(with(None).validate(), Ok(()));
+        assert_eq!(with(Some(MIN_STUCK_WAIT_TIMEOUT)).validate(), Ok(()));
+        let short = Duration::from_micros(999);
+        assert_eq!(
+            with(Some(short)).validate(),
+            Err(ConfigError::StuckWaitTimeout(short))
+        );
+        assert!(ConfigError::StuckWaitTimeout(short)
+            .to_string()
+            .starts_with("stuck_wait_timeout = 999"));
+    }
+
+    #[test]
     fn every_enum_names_itself_and_its_choices() {
         let cases = [
             (
