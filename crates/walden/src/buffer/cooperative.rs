@@ -84,8 +84,8 @@ pub struct CooperativeInit {
     stuck_wait: Option<Duration>,
 }
 
-/// What the protocol needs from the ring; the loom model substitutes a ring
-/// whose page contents loom tracks.
+/// What the protocol needs from the ring; the loom model wraps the real
+/// ring to track each slot's page state beside it.
 pub(super) trait Slots {
     /// Bytes the ring holds: a slot's previous page ended this much earlier.
     fn ring_bytes(&self) -> u64;
