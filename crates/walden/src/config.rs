@@ -119,6 +119,17 @@ pub struct Config {
     /// [`crate::SegmentError::DirectIoUnsupported`] where the file system
     /// refuses `O_DIRECT`; there is no fallback. docs/io.md says more.
     pub direct_io: bool,
+    /// How long a wait for another thread's progress in the lock-free
+    /// paths (a prev-link from the previous record's inserter, an
+    /// insertion slot to be released or to advertise progress, a page to
+    /// be initialised) may last before it panics with a report naming the
+    /// LSN, the slot and the thread, at least 1 ms (PostgreSQL: the
+    /// "stuck spinlock" PANIC). Inside an insertion the panic aborts the
+    /// process. `None`: wait for ever. The default, 5 minutes, is far
+    /// beyond any wait a live log makes (some of these waits span the
+    /// eviction's write of a page, so a stalled disk lengthens them); see
+    /// `sync::watchdog`.
+    pub stuck_wait_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -142,9 +153,15 @@ impl Default for Config {
             segments_ahead: 2,
             segment_prep: SegmentPrep::ZeroFill,
             direct_io: false,
+            stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
         }
     }
 }
+
+/// The default [`Config::stuck_wait_timeout`].
+pub const DEFAULT_STUCK_WAIT_TIMEOUT: Duration = Duration::from_secs(300);
+/// The shortest [`Config::stuck_wait_timeout`].
+const MIN_STUCK_WAIT_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// A bad [`Config`] value or combination; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -166,6 +183,9 @@ pub enum ConfigError {
     /// `writer_delay` is out of range.
     #[error("writer_delay = {0:?}: must be between 1 ms and 10 s")]
     WriterDelay(Duration),
+    /// `stuck_wait_timeout` is below 1 ms.
+    #[error("stuck_wait_timeout = {0:?}: must be at least 1 ms, or None")]
+    StuckWaitTimeout(Duration),
     /// `writer_flush_after` is below one page.
     #[error("writer_flush_after = {0}: must be at least 8192")]
     WriterFlushAfter(u64),
@@ -272,7 +292,10 @@ impl Config {
         if self.segments_ahead > MAX_SEGMENTS_AHEAD {
             return Err(ConfigError::SegmentsAhead(self.segments_ahead));
         }
-        Ok(())
+        match self.stuck_wait_timeout {
+            Some(t) if t < MIN_STUCK_WAIT_TIMEOUT => Err(ConfigError::StuckWaitTimeout(t)),
+            _ => Ok(()),
+        }
     }
 
     /// The `PrevLinkTable` capacity in effect: the configured one, or the
@@ -309,6 +332,24 @@ fn pairing_advice(format: WalFormat) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stuck_wait_timeout_is_at_least_a_millisecond_or_off() {
+        let with = |t| Config {
+            stuck_wait_timeout: t,
+            ..Config::default()
+        };
+        assert_eq!(with(None).validate(), Ok(()));
+        assert_eq!(with(Some(MIN_STUCK_WAIT_TIMEOUT)).validate(), Ok(()));
+        let short = Duration::from_micros(999);
+        assert_eq!(
+            with(Some(short)).validate(),
+            Err(ConfigError::StuckWaitTimeout(short))
+        );
+        assert!(ConfigError::StuckWaitTimeout(short)
+            .to_string()
+            .starts_with("stuck_wait_timeout = 999"));
+    }
 
     #[test]
     fn every_enum_names_itself_and_its_choices() {

@@ -144,6 +144,7 @@ pub fn run_case(case: MicroCase, per_thread: u64) -> MicroResult {
         first,
         Lsn::INVALID,
         link_table_capacity_for(case.threads),
+        None,
     );
     let mailbox = (case.reservation == ReservationKind::PrevLinkInBuffer).then(Mailbox::new);
     let start = Barrier::new(case.threads);

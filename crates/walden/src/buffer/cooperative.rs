@@ -56,10 +56,12 @@
 //! can then never reach disk, so no thread waits forever for the claim;
 //! the error is returned.
 
+use std::time::Duration;
+
 use crossbeam_utils::CachePadded;
 
 use crate::lsn::{Lsn, PAGE_SIZE};
-use crate::sync::{fence, AtomicU64, Ordering, WaitQueue};
+use crate::sync::{fence, AtomicU64, Ordering, StuckOn, WaitQueue, Watchdog};
 
 use super::BufferRing;
 
@@ -78,10 +80,12 @@ pub struct CooperativeInit {
     initialized_upto: CachePadded<AtomicU64>,
     /// Threads waiting for `initialized_upto` to pass a point.
     advanced: WaitQueue,
+    /// How long such a wait may last ([`crate::Config::stuck_wait_timeout`]).
+    stuck_wait: Option<Duration>,
 }
 
-/// What the protocol needs from the ring; the loom model substitutes a ring
-/// whose page contents loom tracks.
+/// What the protocol needs from the ring; the loom model wraps the real
+/// ring to track each slot's page state beside it.
 pub(super) trait Slots {
     /// Bytes the ring holds: a slot's previous page ended this much earlier.
     fn ring_bytes(&self) -> u64;
@@ -110,12 +114,15 @@ impl Slots for BufferRing {
 }
 
 impl CooperativeInit {
-    /// Pages below `initialized_upto` are initialised already.
-    pub fn new(initialized_upto: Lsn) -> Self {
+    /// Pages below `initialized_upto` are initialised already; a wait for
+    /// a page another thread claimed panics with a report after
+    /// `stuck_wait` (see [`crate::sync::watchdog`]).
+    pub fn new(initialized_upto: Lsn, stuck_wait: Option<Duration>) -> Self {
         CooperativeInit {
             claimed_upto: CachePadded::new(AtomicU64::new(initialized_upto.0)),
             initialized_upto: CachePadded::new(AtomicU64::new(initialized_upto.0)),
             advanced: WaitQueue::new(),
+            stuck_wait,
         }
     }
 
@@ -210,9 +217,55 @@ impl CooperativeInit {
 
     /// Returns once `initialized_upto >= upto`.
     fn wait_initialized(&self, upto: u64) {
+        let mut watchdog = Watchdog::new(self.stuck_wait);
         // SeqCst (⊇ Acquire): pairs with the CASes in `advance_from`, so the
         // pages below are visible; the WaitQueue contract's reading side.
+        let initialized = || self.initialized_upto.load(Ordering::SeqCst);
         self.advanced
-            .wait_until(|| self.initialized_upto.load(Ordering::SeqCst) >= upto);
+            .wait_until(|| initialized() >= upto, &mut watchdog)
+            .unwrap_or_else(|_| {
+                watchdog.stuck(StuckOn::PageInit {
+                    upto: Lsn(upto),
+                    initialized_upto: Lsn(initialized()),
+                    // Relaxed: for the report only.
+                    claimed_upto: Lsn(self.claimed_upto.load(Ordering::Relaxed)),
+                })
+            });
+    }
+}
+
+#[cfg(all(test, not(loom), not(shuttle)))]
+mod tests {
+    use super::*;
+    use crate::buffer::PageIdentity;
+    use crate::format::WalFormat;
+    use crate::lsn::SegmentSize;
+    use crate::sync::watchdog::stuck_report;
+
+    /// A page claimed by a thread that never initialises it (the test
+    /// moves the claim by hand): an inserter needing it panics after the
+    /// limit, naming the page and both counters.
+    #[test]
+    fn a_page_that_is_never_initialised_is_reported() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let id = PageIdentity {
+            timeline: 1,
+            system_id: 1,
+            format: WalFormat::Postgres15,
+        };
+        let ring = BufferRing::new(4, seg, id);
+        let init = CooperativeInit::new(Lsn(0), Some(Duration::from_millis(50)));
+        // Relaxed: no other thread uses the counters.
+        init.claimed_upto.store(2 * PAGE_SIZE, Ordering::Relaxed);
+        let report = stuck_report(|| {
+            let _ = init.ensure(&ring, Lsn(PAGE_SIZE), || Lsn(0), |_| Ok::<(), ()>(()));
+        });
+        for part in [
+            "pages below 0/4000",
+            "initialised up to 0/0",
+            "claimed up to 0/4000",
+        ] {
+            assert!(report.contains(part), "{part} missing from: {report}");
+        }
     }
 }

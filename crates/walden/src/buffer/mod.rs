@@ -15,6 +15,8 @@ pub use link_cell::LinkCell;
 pub use mapping_lock::MappingLockInit;
 pub use ring::{BufferRing, PageIdentity};
 
+use std::time::Duration;
+
 use crate::lsn::Lsn;
 use crate::named_enum::named_enum;
 
@@ -60,14 +62,15 @@ pub enum PageInit {
 
 impl PageInit {
     /// A strategy whose pages below `initialized_upto` (page-aligned) are
-    /// initialised already.
-    pub fn new(kind: PageInitKind, initialized_upto: Lsn) -> Self {
+    /// initialised already; `stuck_wait` limits the cooperative design's
+    /// waits for pages other threads claimed (see [`CooperativeInit::new`]).
+    pub fn new(kind: PageInitKind, initialized_upto: Lsn, stuck_wait: Option<Duration>) -> Self {
         match kind {
             PageInitKind::MappingLock => {
                 PageInit::MappingLock(MappingLockInit::new(initialized_upto))
             }
             PageInitKind::Cooperative => {
-                PageInit::Cooperative(CooperativeInit::new(initialized_upto))
+                PageInit::Cooperative(CooperativeInit::new(initialized_upto, stuck_wait))
             }
         }
     }

@@ -25,9 +25,15 @@ use crate::format::page::{
 };
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::sync::mutant::{self, Mutant};
 use crate::sync::{AtomicU64, Ordering};
 
 use super::link_cell::LinkCell;
+use page_tracker::PageTracker;
+
+#[cfg(all(test, loom))]
+mod loom_model;
+mod page_tracker;
 use crate::format::page::{XLP_INFO, XLP_REM_LEN};
 use crate::segment::AlignedPage;
 
@@ -50,6 +56,8 @@ pub struct BufferRing {
     page_end: Box<[AtomicU64]>,
     seg: SegmentSize,
     id: PageIdentity,
+    /// The page memory as loom sees it (nothing outside loom).
+    tracker: PageTracker,
 }
 
 // SAFETY: the page memory is shared under the ownership rules in the module
@@ -82,6 +90,7 @@ impl BufferRing {
             page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
             seg,
             id,
+            tracker: PageTracker::new(pages),
         }
     }
 
@@ -112,7 +121,9 @@ impl BufferRing {
     pub fn holds(&self, page_start: Lsn) -> bool {
         // Acquire: pairs with the Release in `publish`, making the
         // initialiser's zeroing and header visible before we copy.
-        self.page_end[self.slot(page_start)].load(Ordering::Acquire) == page_start.0 + PAGE_SIZE
+        self.page_end[self.slot(page_start)]
+            .load(mutant::order(Mutant::RingHoldsRelaxed, Ordering::Acquire))
+            == page_start.0 + PAGE_SIZE
     }
 
     /// End LSN of the page the slot for `page_start` holds now (0 if none):
@@ -136,6 +147,7 @@ impl BufferRing {
         // Relaxed: invalidating only matters to readers comparing against
         // the new page's end, which is published with Release below.
         self.page_end[slot].store(0, Ordering::Relaxed);
+        self.tracker.exclusive(slot);
         let first_in_segment = self.seg.offset(page_start) == 0;
         let header = PageHeader {
             magic: self.id.format.page_magic(),
@@ -158,7 +170,10 @@ impl BufferRing {
         header.encode(page);
         self.id.format.stamp_page_header(page, page_start, self.seg);
         // Release: publishes the zeroed page and header to inserters.
-        self.page_end[slot].store(page_start.0 + PAGE_SIZE, Ordering::Release);
+        self.page_end[slot].store(
+            page_start.0 + PAGE_SIZE,
+            mutant::order(Mutant::RingPublishRelaxed, Ordering::Release),
+        );
     }
 
     /// Loads a page's existing bytes `[page_start, page_start + bytes.len())`
@@ -169,6 +184,7 @@ impl BufferRing {
     /// As for [`BufferRing::init_page`].
     pub unsafe fn load_page(&self, page_start: Lsn, bytes: &[u8]) {
         let slot = self.slot(page_start);
+        self.tracker.exclusive(slot);
         // SAFETY: exclusive ownership per the contract.
         let page =
             unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
@@ -187,6 +203,7 @@ impl BufferRing {
     #[inline]
     pub unsafe fn copy_in(&self, at: Lsn, bytes: &[u8]) {
         debug_assert!(at.page_offset() as usize + bytes.len() <= PAGE_SIZE as usize);
+        self.tracker.shared(self.slot(at.page_start()));
         // SAFETY: in bounds (one page) and owned by the caller per the contract.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr(at), bytes.len()) };
     }
@@ -197,6 +214,7 @@ impl BufferRing {
     /// # Safety
     /// The page is initialised and the caller's record covers its start.
     pub unsafe fn set_contrecord(&self, page_start: Lsn, rem_len: u32) {
+        self.tracker.shared(self.slot(page_start));
         let p = self.ptr(page_start);
         // SAFETY: header bytes of an initialised page the caller owns.
         unsafe {
@@ -243,6 +261,7 @@ impl BufferRing {
     /// # Safety
     /// The page is initialised and lies inside the caller's reservation.
     pub unsafe fn zero_header(&self, page_start: Lsn) {
+        self.tracker.shared(self.slot(page_start));
         // SAFETY: an initialised page owned by the caller.
         unsafe {
             std::ptr::write_bytes(
@@ -261,6 +280,9 @@ impl BufferRing {
     /// pages until the caller is done with the slice.
     pub unsafe fn range(&self, from: Lsn, to: Lsn) -> &[u8] {
         debug_assert!(to.0 <= self.contiguous_end(from).0);
+        let pages = from.0 / PAGE_SIZE..to.0.div_ceil(PAGE_SIZE);
+        self.tracker
+            .shared_slots(pages.map(|p| self.slot(Lsn(p * PAGE_SIZE))));
         // SAFETY: in bounds and not concurrently written, per the contract.
         unsafe { std::slice::from_raw_parts(self.ptr(from), (to.0 - from.0) as usize) }
     }

@@ -18,6 +18,7 @@ pub mod slots;
 mod tests;
 
 pub use batch::BatchSpans;
+use std::time::Duration;
 
 use crate::buffer::{BufferRing, Eviction, PageInit};
 use crate::config::{Config, ReservationKind, SlotChoice};
@@ -28,7 +29,7 @@ use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
 use crate::format::WalFormat;
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 use crate::write::{SegmentSupply, Writer};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
@@ -108,6 +109,9 @@ pub(crate) struct InsertPath {
     pub(crate) supply: SegmentSupply,
     /// Pages inserters had to write out themselves.
     evictions: AtomicU64,
+    /// [`Config::stuck_wait_timeout`], for the wait for an in-buffer
+    /// prev-link.
+    stuck_wait: Option<Duration>,
 }
 
 /// Where an [`InsertPath`] starts: what recovery (or a new log) left.
@@ -139,19 +143,26 @@ impl InsertPath {
             slot_choice: config.slot_choice,
             eviction: config.eviction,
             eviction_chunk: config.eviction_chunk,
-            slots: SlotArray::new(config.insert_slots),
+            slots: SlotArray::new(config.insert_slots)
+                .with_stuck_wait_timeout(config.stuck_wait_timeout),
             reserver: Reserver::new(
                 config.reservation,
                 seg,
                 start.next_pos,
                 start.prev,
                 config.link_table_capacity(),
+                config.stuck_wait_timeout,
             ),
             ring,
-            init: PageInit::new(config.page_init, start.initialized_upto),
+            init: PageInit::new(
+                config.page_init,
+                start.initialized_upto,
+                config.stuck_wait_timeout,
+            ),
             writer: Writer::new(config.sync_method, config.direct_io, seg, start.written),
             supply,
             evictions: AtomicU64::new(0),
+            stuck_wait: config.stuck_wait_timeout,
         }
     }
 
@@ -323,7 +334,16 @@ impl InsertPath {
                 // reservation, 8-aligned, and we copy over it only after
                 // reading it here.
                 let cell = unsafe { self.ring.link_cell(field) };
-                Ok(cell.wait(|| self.writer.check())?)
+                let mut watchdog = Watchdog::new(self.stuck_wait);
+                Ok(cell.wait(|| {
+                    if watchdog.round() {
+                        watchdog.stuck(StuckOn::PrevLinkInBuffer {
+                            record: start,
+                            field,
+                        });
+                    }
+                    self.writer.check()
+                })?)
             }
         }
     }

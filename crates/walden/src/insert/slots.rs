@@ -14,11 +14,17 @@
 //! [`SlotArray::wait_for_inserts`] for the point below which all copies are
 //! finished, and writes only up to there.
 
+use std::time::Duration;
+
 use crossbeam_utils::CachePadded;
 
 use crate::config::SlotChoice;
-use crate::sync::{AtomicU64, Ordering, WaitQueue};
+use crate::lsn::Lsn;
+use crate::sync::mutant::{self, Mutant};
+use crate::sync::{AtomicU64, Ordering, StuckOn, WaitQueue, Watchdog};
 
+#[cfg(all(test, loom))]
+mod loom_model;
 mod progress;
 #[cfg(all(test, shuttle))]
 mod shuttle_model;
@@ -61,6 +67,9 @@ pub struct SlotStats {
 #[derive(Debug)]
 pub struct SlotArray {
     slots: Box<[CachePadded<Slot>]>,
+    /// How long a wait for another slot's holder may last
+    /// ([`crate::Config::stuck_wait_timeout`]).
+    stuck_wait: Option<Duration>,
 }
 
 /// A held slot; released (and `inserting_at` cleared) on drop.
@@ -91,7 +100,22 @@ impl SlotArray {
             slots: (0..n.max(1))
                 .map(|_| CachePadded::new(Slot::default()))
                 .collect(),
+            stuck_wait: None,
         }
+    }
+
+    /// The same slots, whose waits for another holder panic with a report
+    /// after `limit` (see [`crate::sync::watchdog`]).
+    pub fn with_stuck_wait_timeout(self, limit: Option<Duration>) -> Self {
+        SlotArray {
+            stuck_wait: limit,
+            ..self
+        }
+    }
+
+    /// A watchdog for one wait on another slot's holder.
+    fn watchdog(&self) -> Watchdog {
+        Watchdog::new(self.stuck_wait)
     }
 
     /// Number of slots.
@@ -106,7 +130,12 @@ impl SlotArray {
         // Relaxed on failure: we only learn that it is busy.
         !s.held.load(Ordering::Relaxed)
             && s.held
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(
+                    false,
+                    true,
+                    mutant::order(Mutant::SlotAcquireRelaxed, Ordering::Acquire),
+                    Ordering::Relaxed,
+                )
                 .is_ok()
     }
 
@@ -116,10 +145,19 @@ impl SlotArray {
             return false;
         }
         let s = &self.slots[i];
+        let mut watchdog = self.watchdog();
         loop {
             // SeqCst (⊇ Acquire): the WaitQueue contract asks for at least
             // Acquire; it pairs with unlock's store.
-            s.waiters.wait_until(|| !s.held.load(Ordering::SeqCst));
+            s.waiters
+                .wait_until(|| !s.held.load(Ordering::SeqCst), &mut watchdog)
+                .unwrap_or_else(|_| {
+                    watchdog.stuck(StuckOn::SlotRelease {
+                        slot: i,
+                        // Relaxed: for the report only.
+                        inserting_at: Lsn(s.inserting_at.load(Ordering::Relaxed)),
+                    })
+                });
             if self.try_lock(i) {
                 // Relaxed: a statistics counter; nothing is read through it.
                 s.waits.fetch_add(1, Ordering::Relaxed);
@@ -138,7 +176,10 @@ impl SlotArray {
         // store (the same `xchg` on x86): every write to `held` is then an
         // RMW, which loom models exactly (there a plain store racing a CAS
         // can produce impossible histories, tokio-rs/loom#254).
-        s.held.swap(false, Ordering::SeqCst);
+        s.held.swap(
+            false,
+            mutant::order(Mutant::SlotReleaseRelaxed, Ordering::SeqCst),
+        );
         s.waiters.notify_all();
     }
 
@@ -263,107 +304,6 @@ impl Drop for ExclusiveGuard<'_> {
     }
 }
 
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::sync::{thread, Arc};
-    use loom::cell::UnsafeCell;
-
-    /// Slots, a reservation counter and a buffer cell (also the model of
-    /// `progress`).
-    pub(super) struct Model {
-        pub(super) slots: SlotArray,
-        /// A stand-in reserver: a fetch_add after the slot is held.
-        pub(super) reserved: AtomicU64,
-        /// The "buffer": a plain cell, so loom flags an unsynchronised read.
-        pub(super) bytes: UnsafeCell<u64>,
-    }
-
-    impl Model {
-        /// Two free slots, nothing reserved, the cell zero.
-        pub(super) fn two_slots() -> Arc<Self> {
-            Arc::new(Model {
-                slots: SlotArray::new(2),
-                reserved: AtomicU64::new(0),
-                bytes: UnsafeCell::new(0),
-            })
-        }
-    }
-
-    // SAFETY: `bytes` is only accessed under the protocol under test; loom
-    // checks that the accesses are ordered.
-    unsafe impl Sync for Model {}
-
-    /// `inserters` threads choosing by `Attempts(1)` among `slots` slots:
-    /// no two ever hold the same slot at once (loom flags a concurrent
-    /// access to the slot's cell), and every chosen index is in range.
-    /// (Exclusive acquisition against `Attempts` is checked by a stress
-    /// test: loom 0.7.2 reports a race there that contradicts its own trace
-    /// — a CAS succeeding on a flag another thread holds — which matches its
-    /// open modification-order bugs, tokio-rs/loom#254 and #282.)
-    fn attempts_model(slots: usize, inserters: usize) {
-        loom::model(move || {
-            let array = Arc::new(SlotArray::new(slots));
-            let cells: Arc<Vec<UnsafeCell<u32>>> =
-                Arc::new((0..slots).map(|_| UnsafeCell::new(0)).collect());
-            let threads: Vec<_> = (0..inserters)
-                .map(|_| {
-                    let (array, cells) = (array.clone(), cells.clone());
-                    thread::spawn(move || {
-                        let slot = array.acquire(SlotChoice::Attempts(1));
-                        assert!(slot.index < slots);
-                        // SAFETY: exclusive per slot, as the test checks.
-                        cells[slot.index].with_mut(|c| unsafe { *c += 1 });
-                    })
-                })
-                .collect();
-            for t in threads {
-                t.join().unwrap();
-            }
-            // SAFETY: every thread is done.
-            let total: usize = cells
-                .iter()
-                .map(|c| c.with(|v| unsafe { *v }) as usize)
-                .sum();
-            assert_eq!(total, inserters);
-        });
-    }
-
-    /// Two inserters on two slots: each finds a free one without blocking.
-    #[test]
-    fn attempts_two_inserters_two_slots() {
-        attempts_model(2, 2);
-    }
-
-    /// Two inserters on one slot: the loser's attempts fail and it blocks.
-    #[test]
-    fn attempts_then_block_on_one_slot() {
-        attempts_model(1, 2);
-    }
-
-    /// Exclusive acquisition waits for a holder and excludes it.
-    #[test]
-    fn acquire_all_excludes_inserters() {
-        loom::model(|| {
-            let m = Model::two_slots();
-            let m2 = m.clone();
-            let t = thread::spawn(move || {
-                let _slot = m2.slots.acquire(SlotChoice::Sticky);
-                // SAFETY: exclusive with acquire_all, as the test checks.
-                m2.bytes.with_mut(|b| unsafe { *b += 1 });
-            });
-            {
-                let _all = m.slots.acquire_all();
-                // SAFETY: as above.
-                m.bytes.with_mut(|b| unsafe { *b += 1 });
-            }
-            t.join().unwrap();
-            // SAFETY: both threads are done.
-            assert_eq!(m.bytes.with(|b| unsafe { *b }), 2);
-        });
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -381,6 +321,30 @@ mod tests {
                 }
                 assert!(seen.iter().all(|&s| s), "n {n} stride {stride}");
             }
+        }
+    }
+
+    /// A slot held for ever (the test holds it): a flusher waiting for the
+    /// insertions below a point, and an inserter waiting for the slot, each
+    /// panic after the limit with a report naming the slot and the LSNs.
+    #[test]
+    fn waits_on_a_slot_never_released_are_reported() {
+        use crate::sync::watchdog::stuck_report;
+        let slots =
+            SlotArray::new(2).with_stuck_wait_timeout(Some(std::time::Duration::from_millis(50)));
+        let held = slots.acquire(SlotChoice::Sticky);
+        held.advertise(Lsn(0x1_0000_1000));
+        let report = stuck_report(|| {
+            slots.wait_for_inserts(Lsn(0x1_0000_2000), Lsn(0x1_0000_3000));
+        });
+        let slot = format!("slot {} is held", held.index);
+        for part in [slot.as_str(), "advertised 1/1000", "below 1/2000"] {
+            assert!(report.contains(part), "{part} missing from: {report}");
+        }
+        let report = stuck_report(|| drop(slots.acquire_all()));
+        let slot = format!("insertion slot {} to be released", held.index);
+        for part in [slot.as_str(), "advertised 1/1000"] {
+            assert!(report.contains(part), "{part} missing from: {report}");
         }
     }
 

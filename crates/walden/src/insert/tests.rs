@@ -220,3 +220,52 @@ fn parts_write_the_same_log_as_the_contiguous_encoding() {
     }
     assert_eq!(pairs, 5, "every design with every format it serves");
 }
+
+/// The configured `stuck_wait_timeout` reaches the slots: a flush waiting
+/// for an insertion that never finishes (the test holds every slot, as a
+/// stalled switch would) panics after it, naming the slot and the LSN.
+#[test]
+fn a_flush_stuck_on_a_held_slot_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        stuck_wait_timeout: Some(std::time::Duration::from_millis(100)),
+        ..Config::default()
+    };
+    let path = insert_path(dir.path(), &config);
+    let span = path.insert(&Record::new(RMID, 0x10, data(100, 1))).unwrap();
+    let _all = path.slots.acquire_all();
+    let report = crate::sync::watchdog::stuck_report(|| {
+        let _ = path.flush(span.end);
+    });
+    let last = config.insert_slots - 1;
+    for part in [
+        format!("slot {last} is held"),
+        format!("below {}", span.end),
+    ] {
+        assert!(report.contains(&part), "{part} missing from: {report}");
+    }
+}
+
+/// With prev-links in the buffer, a record whose predecessor's inserter
+/// never writes its link (the test reserves that predecessor and leaves
+/// it) waits until `stuck_wait_timeout`, then panics naming the record.
+#[test]
+fn a_prev_link_never_written_into_the_buffer_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        reservation: ReservationKind::PrevLinkInBuffer,
+        stuck_wait_timeout: Some(std::time::Duration::from_millis(100)),
+        ..Config::default()
+    };
+    let path = insert_path(dir.path(), &config);
+    let slot = path.slots.acquire(crate::config::SlotChoice::Sticky);
+    let _abandoned = path.reserver.reserve(64);
+    let waiting = path.reserver.reserve(64);
+    let start = path.seg.pos_to_start_lsn(waiting.start);
+    let report = crate::sync::watchdog::stuck_report(|| {
+        let _ = path.prev_link(&waiting, start, &slot);
+    });
+    let record = format!("record at {start}");
+    assert!(report.contains(&record), "{record} missing from: {report}");
+    assert!(report.contains("in the buffer"), "{report}");
+}

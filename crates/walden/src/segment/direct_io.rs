@@ -47,7 +47,9 @@ impl AlignedPage {
 /// address all multiples of [`DIRECT_IO_ALIGNMENT`].
 pub(crate) fn is_direct_aligned(buf: &[u8], offset: u64) -> bool {
     let align = DIRECT_IO_ALIGNMENT;
-    offset.is_multiple_of(align as u64) && buf.len().is_multiple_of(align) && (buf.as_ptr() as usize).is_multiple_of(align)
+    offset.is_multiple_of(align as u64)
+        && buf.len().is_multiple_of(align)
+        && (buf.as_ptr() as usize).is_multiple_of(align)
 }
 
 /// True if `error`, from opening a file with [`OpenOptions::direct`] (or a

@@ -16,7 +16,10 @@
 //! are std's by construction; the read-biased lock's thread-numbering
 //! static, and unit tests that run outside the models. The models'
 //! `loom::model`/`shuttle::check` calls name their checker directly. Every wait of the engine that spins
-//! goes through [`backoff::Backoff`] (tests may spin as they please).
+//! goes through [`backoff::Backoff`] (tests may spin as they please); the
+//! waits on another thread's progress in the lock-free paths also carry a
+//! [`watchdog::Watchdog`], and the orderings the models check can be
+//! weakened one at a time by [`mutant`] under loom.
 
 /// Re-exports the primitives under one set of names from `$backend`
 /// (`std`, `loom` or `shuttle`, which mirror each other's paths).
@@ -44,14 +47,17 @@ primitives_from!(std);
 pub mod async_waiters;
 pub mod backoff;
 pub mod commit_queue;
+pub(crate) mod mutant;
 pub mod read_biased;
 #[cfg(all(test, shuttle))]
 pub(crate) mod shuttle_support;
 pub mod spinlock;
 pub mod wait_queue;
+pub mod watchdog;
 
 pub use async_waiters::AsyncWaiters;
 pub use commit_queue::{CommitQueue, Turn};
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;
+pub use watchdog::{StuckOn, Watchdog};

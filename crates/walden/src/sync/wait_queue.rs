@@ -17,6 +17,7 @@
 //! wakes it under the lock.
 
 use super::backoff::{Backoff, Policy};
+use super::watchdog::{Stuck, Watchdog};
 use super::{AtomicU32, Condvar, Mutex, Ordering};
 
 /// Threads parked on one condition, and the lock-free check that skips the
@@ -35,13 +36,21 @@ impl WaitQueue {
         Self::default()
     }
 
-    /// Returns once `ready()` is true. Never unwinds: a poisoned lock is
-    /// recovered (the queue protects no data).
-    pub fn wait_until(&self, mut ready: impl FnMut() -> bool) {
+    /// Returns once `ready()` is true, or fails once `watchdog` finds the
+    /// wait stuck (the caller reports what it waited for). Never unwinds: a
+    /// poisoned lock is recovered (the queue protects no data).
+    pub fn wait_until(
+        &self,
+        mut ready: impl FnMut() -> bool,
+        watchdog: &mut Watchdog,
+    ) -> Result<(), Stuck> {
         let mut backoff = Backoff::new(Policy::SPIN_THEN_PARK);
         while !backoff.is_completed() {
             if ready() {
-                return;
+                return Ok(());
+            }
+            if watchdog.round() {
+                return Err(Stuck);
             }
             backoff.snooze();
         }
@@ -49,12 +58,27 @@ impl WaitQueue {
         // AcqRel: Acquire pairs with the Release RMW in notify_all (see the
         // module docs); an RMW, not a store, so the two are totally ordered.
         self.parked.fetch_add(1, Ordering::AcqRel);
+        let mut result = Ok(());
         while !ready() {
-            guard = self.cond.wait(guard).unwrap_or_else(|e| e.into_inner());
+            guard = match watchdog.park_timeout() {
+                None => self.cond.wait(guard).unwrap_or_else(|e| e.into_inner()),
+                Some(timeout) => {
+                    if watchdog.check_clock() {
+                        result = Err(Stuck);
+                        break;
+                    }
+                    self.cond
+                        .wait_timeout(guard, timeout)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
         }
+        drop(guard);
         // Relaxed: leaving only lets later notifiers skip the lock; a stale
         // count costs one unneeded wake-up, never a lost one.
         self.parked.fetch_sub(1, Ordering::Relaxed);
+        result
     }
 
     /// Wakes every parked waiter so it re-checks its condition.
@@ -89,7 +113,11 @@ mod loom_tests {
                 f2.store(1, Ordering::Relaxed);
                 q2.notify_all();
             });
-            q.wait_until(|| flag.load(Ordering::Acquire) == 1);
+            q.wait_until(
+                || flag.load(Ordering::Acquire) == 1,
+                &mut Watchdog::new(None),
+            )
+            .unwrap();
             t.join().unwrap();
         });
     }

@@ -1,11 +1,14 @@
 //! loom models of cooperative page initialisation: 2–3 threads on a ring of
 //! 2–4 pages, every interleaving up to the preemption bound.
 //!
-//! The ring's page contents are loom-tracked cells, so loom fails a model if
-//! an initialiser's zeroing, an inserter's copy and the writer's read of one
-//! slot are not ordered by happens-before. Each cell also records which page
-//! its slot carries and how far that page has got (initialised, filled,
-//! written), so the models assert directly that a slot is re-initialised
+//! The ring is the real [`BufferRing`] (its `init_page` and `holds`, with the
+//! Release/Acquire publication of `page_end`), whose page memory loom sees
+//! through the ring's tracked cells, so loom fails a model if an
+//! initialiser's zeroing, an inserter's copy and the writer's read of one
+//! slot are not ordered by happens-before. Beside it, one cell per slot
+//! records which page the slot carries and how far that page has got
+//! (initialised, filled, written), so the models assert directly that a slot
+//! is re-initialised
 //! only after its page was written, that an inserter copies only into its
 //! own page once it is initialised, and that the writer writes only filled
 //! pages. At the end the initialised prefix must have caught up with every
@@ -16,9 +19,12 @@
 //! `WaitXLogInsertionsToFinish`, outside any lock), then writes those pages
 //! in order under the writer lock.
 
-use super::{CooperativeInit, Slots};
-use crate::lsn::{Lsn, PAGE_SIZE};
-use crate::sync::{thread, Arc, AtomicBool, AtomicU64, Mutex, Ordering, WaitQueue};
+use super::{BufferRing, CooperativeInit, Slots};
+use crate::buffer::PageIdentity;
+use crate::format::page::XLP_PAGEADDR;
+use crate::format::WalFormat;
+use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::sync::{thread, Arc, AtomicBool, AtomicU64, Mutex, Ordering, WaitQueue, Watchdog};
 use loom::cell::UnsafeCell;
 
 /// Page states kept in the low bits of a slot's cell; the page number above.
@@ -35,10 +41,11 @@ fn page_no(lsn: Lsn) -> u64 {
     lsn.0 / PAGE_SIZE
 }
 
-/// A ring whose page contents are one loom-tracked number per slot.
+/// The real ring, and the state of each slot's page as one loom-tracked
+/// number per slot.
 struct ModelRing {
+    ring: BufferRing,
     contents: Vec<UnsafeCell<u64>>,
-    page_end: Vec<AtomicU64>,
 }
 
 // SAFETY: the cells are accessed under the protocol being checked; loom
@@ -47,9 +54,14 @@ unsafe impl Sync for ModelRing {}
 
 impl ModelRing {
     fn new(pages: usize) -> Self {
+        let id = PageIdentity {
+            timeline: 1,
+            system_id: 1,
+            format: WalFormat::Postgres15,
+        };
         ModelRing {
+            ring: BufferRing::new(pages, SegmentSize::new(1 << 20).unwrap(), id),
             contents: (0..pages).map(|_| UnsafeCell::new(0)).collect(),
-            page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
         }
     }
 
@@ -67,23 +79,34 @@ impl ModelRing {
             *c = cell(n, to);
         });
     }
+
+    /// An inserter's copy into `page` (past the longest header).
+    fn copy_in(&self, page: Lsn) {
+        // SAFETY: the page is initialised and the model gives each page one
+        // inserter.
+        unsafe { self.ring.copy_in(Lsn(page.0 + 40), &[1; 8]) };
+    }
+
+    /// The writer's read of `page`.
+    fn read_out(&self, page: Lsn) {
+        // SAFETY: the page's inserter is done and its slot holds it until
+        // the writer has written it.
+        let bytes = unsafe { self.ring.range(page, Lsn(page.0 + PAGE_SIZE)) };
+        assert_eq!(&bytes[XLP_PAGEADDR], &page.0.to_le_bytes(), "page address");
+    }
 }
 
 impl Slots for ModelRing {
     fn ring_bytes(&self) -> u64 {
-        self.contents.len() as u64 * PAGE_SIZE
+        self.ring.bytes()
     }
 
     fn holds(&self, page_start: Lsn) -> bool {
-        // Acquire: as BufferRing::holds.
-        self.page_end[self.slot(page_start)].load(Ordering::Acquire) == page_start.0 + PAGE_SIZE
+        self.ring.holds(page_start)
     }
 
     unsafe fn init_page(&self, page_start: Lsn) {
-        let slot = self.slot(page_start);
-        // Relaxed: as BufferRing::init_page.
-        self.page_end[slot].store(0, Ordering::Relaxed);
-        self.contents[slot].with_mut(|c| {
+        self.contents[self.slot(page_start)].with_mut(|c| {
             // SAFETY: see `Sync`; loom checks the access is ordered.
             let c = unsafe { &mut *c };
             assert!(
@@ -94,8 +117,8 @@ impl Slots for ModelRing {
             );
             *c = cell(page_no(page_start), INITIALISED);
         });
-        // Release: as BufferRing::init_page.
-        self.page_end[slot].store(page_start.0 + PAGE_SIZE, Ordering::Release);
+        // SAFETY: forwarded contract.
+        unsafe { self.ring.init_page(page_start, 0) };
     }
 }
 
@@ -119,7 +142,7 @@ impl Model {
         let has = |p: usize| inserted.contains(&(p as u64));
         Arc::new(Model {
             ring: ModelRing::new(ring_pages),
-            init: CooperativeInit::new(Lsn(0)),
+            init: CooperativeInit::new(Lsn(0), None),
             written: AtomicU64::new(0),
             filled: (0..pages).map(|p| AtomicBool::new(!has(p))).collect(),
             inserted: (0..pages).map(has).collect(),
@@ -139,6 +162,7 @@ impl Model {
                 |need| self.evict(need),
             )
             .unwrap();
+        self.ring.copy_in(page);
         self.ring.advance(page, INITIALISED, FILLED);
         // SeqCst (⊇ Release): publishes the copy to the writer; made before
         // notify_all (WaitQueue contract).
@@ -153,7 +177,8 @@ impl Model {
             let filled = &self.filled[n as usize];
             // SeqCst (⊇ Acquire): pairs with the store in `insert`.
             self.filled_changed
-                .wait_until(|| filled.load(Ordering::SeqCst));
+                .wait_until(|| filled.load(Ordering::SeqCst), &mut Watchdog::new(None))
+                .unwrap();
         }
         let _writer = self.writer.lock().unwrap();
         // Relaxed: only changed under the writer lock we hold.
@@ -165,6 +190,7 @@ impl Model {
             } else {
                 INITIALISED
             };
+            self.ring.read_out(Lsn(at));
             self.ring.advance(Lsn(at), state, WRITTEN);
             at += PAGE_SIZE;
             // Release: as Writer::write_locked.

@@ -31,7 +31,7 @@ use crate::buffer::{BufferRing, PageIdentity, PageInit, PageInitKind};
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::sync::shuttle_support;
-use crate::sync::WaitQueue;
+use crate::sync::{WaitQueue, Watchdog};
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 10_000;
@@ -85,7 +85,7 @@ impl Model {
             .collect();
         Arc::new(Model {
             ring: BufferRing::new(ring_pages, seg, id),
-            init: PageInit::new(PageInitKind::Cooperative, first),
+            init: PageInit::new(PageInitKind::Cooperative, first, None),
             first,
             next_slot: AtomicU64::new(0),
             slots,
@@ -176,7 +176,11 @@ impl Model {
         {
             // SeqCst (⊇ Acquire): pairs with the increment in `insert_one`.
             self.filled_changed
-                .wait_until(|| filled.load(Ordering::SeqCst) == slots);
+                .wait_until(
+                    || filled.load(Ordering::SeqCst) == slots,
+                    &mut Watchdog::new(None),
+                )
+                .unwrap();
         }
         let _writer = self.writer.lock().unwrap();
         // Relaxed: only changed under the writer lock we hold.

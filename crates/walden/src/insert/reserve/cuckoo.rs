@@ -41,9 +41,17 @@
 //! thread never sleeps before its own link is published (its successor
 //! waits for it), nor leaves while carrying a displaced link.
 
+use std::time::Duration;
+
 use crate::config::LINK_TABLE_MIN_CAPACITY;
+use crate::lsn::{Lsn, SegmentSize};
 use crate::sync::backoff::{Backoff, Policy};
+use crate::sync::mutant::{self, Mutant};
+use crate::sync::watchdog::{StuckOn, Watchdog};
 use crate::sync::{AtomicU64, Ordering};
+
+#[cfg(all(test, loom))]
+mod loom_model;
 
 /// Entries per bucket (one 64-byte cache line).
 pub const BUCKET_ENTRIES: usize = 4;
@@ -90,6 +98,9 @@ struct Link {
 pub struct LinkTable {
     buckets: Box<[Bucket]>,
     swap_once_in: u32,
+    /// The log's segment size (to name LSNs) and how long a wait for a
+    /// predecessor's link may last ([`LinkTable::watched`]).
+    watch: Option<(SegmentSize, Duration)>,
 }
 
 impl LinkTable {
@@ -111,6 +122,17 @@ impl LinkTable {
                 .map(|_| Bucket([empty(), empty(), empty(), empty()]))
                 .collect(),
             swap_once_in: swap_once_in.max(1),
+            watch: None,
+        }
+    }
+
+    /// The same table, whose waits for a predecessor's link panic with a
+    /// report naming the waiting record's LSN (in a log of `seg` segments)
+    /// after `limit` (see [`crate::sync::watchdog`]).
+    pub fn watched(self, seg: SegmentSize, limit: Option<Duration>) -> Self {
+        LinkTable {
+            watch: limit.map(|l| (seg, l)),
+            ..self
         }
     }
 
@@ -180,7 +202,14 @@ impl LinkTable {
         let mut inserted = false;
         let mut dice = Dice::new(start);
         let mut backoff = Backoff::new(Policy::SPIN_THEN_YIELD);
+        let mut watchdog = Watchdog::new(self.watch.map(|(_, limit)| limit));
         loop {
+            if watchdog.round() {
+                let record = self
+                    .watch
+                    .map_or(Lsn(start), |(seg, _)| seg.pos_to_start_lsn(start));
+                watchdog.stuck(StuckOn::PrevLinkInTable { record });
+            }
             if found.is_none() {
                 found = want_at
                     .iter()
@@ -243,19 +272,21 @@ fn try_insert(e: &Entry, link: Link) -> bool {
     if e.value.load(Ordering::Relaxed) != EMPTY {
         return false;
     }
-    // Relaxed: winning the CAS makes the entry ours; there is nothing to
-    // acquire from its last user (whose read of the old value precedes its
-    // EMPTY store in that word's modification order).
-    if e.value
+    if mutant::active(Mutant::CuckooInsertStore) {
+        // Relaxed: as the CAS below. The mutant's plain store, written as
+        // an unconditional swap (see the module docs on loom).
+        e.value.swap(link.value, Ordering::Relaxed);
+    } else if e
+        .value
+        // Relaxed: winning the CAS makes the entry ours; there is nothing to
+        // acquire from its last user (whose read of the old value precedes
+        // its EMPTY store in that word's modification order).
         .compare_exchange(EMPTY, link.value, Ordering::Relaxed, Ordering::Relaxed)
         .is_err()
     {
         return false;
     }
-    // Release: publishes the value stored above to the consumer that locks
-    // this key with Acquire. It may overwrite a lock bit a swapper set on
-    // the empty entry; that swapper then gives up (see try_swap).
-    e.key.swap(link.key, Ordering::Release);
+    publish_key(e, link.key);
     true
 }
 
@@ -266,19 +297,24 @@ fn try_consume(e: &Entry, key: u64) -> Option<u64> {
     if e.key.load(Ordering::Relaxed) != key {
         return None;
     }
-    // Acquire: pairs with the Release store of the key by its inserter or
-    // swapper, so the value read below is the one published with it.
-    let old = e.key.fetch_or(LOCKED, Ordering::Acquire);
+    let old = lock_key(e);
     if old & LOCKED != 0 {
         return None;
     }
     if old != key {
         // Swapped or consumed meanwhile: unlock, unless an inserter has
         // already written its key over our lock bit.
-        // Release: hands the entry back as it was; Relaxed on failure.
-        let _ = e
-            .key
-            .compare_exchange(old | LOCKED, old, Ordering::Release, Ordering::Relaxed);
+        if mutant::active(Mutant::CuckooRestoreStore) {
+            // Release: as the CAS below. The mutant is v7's plain store,
+            // written as an unconditional swap (see the module docs on
+            // loom and plain stores).
+            e.key.swap(old, Ordering::Release);
+        } else {
+            // Release: hands the entry back as it was; Relaxed on failure.
+            let _ = e
+                .key
+                .compare_exchange(old | LOCKED, old, Ordering::Release, Ordering::Relaxed);
+        }
         return None;
     }
     // Relaxed: the value read is ordered after the Acquire above; the
@@ -297,8 +333,7 @@ fn try_consume(e: &Entry, key: u64) -> Option<u64> {
 /// held a link (which the caller now carries), `Some(None)` if it was
 /// free, `None` if it is locked or an inserter took it first.
 fn try_swap(e: &Entry, link: Link) -> Option<Option<Link>> {
-    // Acquire: as in try_consume, to read the value of the key we lock.
-    let old = e.key.fetch_or(LOCKED, Ordering::Acquire);
+    let old = lock_key(e);
     if old & LOCKED != 0 {
         return None;
     }
@@ -312,19 +347,41 @@ fn try_swap(e: &Entry, link: Link) -> Option<Option<Link>> {
         {
             return None;
         }
-        // Release: as in try_insert.
-        e.key.swap(link.key, Ordering::Release);
+        publish_key(e, link.key);
         return Some(None);
     }
     // Relaxed: the old value read is ordered after the Acquire above; the
     // new one is published by the Release write of the key below.
     let displaced = e.value.swap(link.value, Ordering::Relaxed);
-    // Release: unlocks and publishes the new value with the new key.
-    e.key.swap(link.key, Ordering::Release);
+    // Unlocks, publishing the new value with the new key.
+    publish_key(e, link.key);
     Some(Some(Link {
         key: old,
         value: displaced,
     }))
+}
+
+/// Writes `key` into `e`, publishing the value written before it.
+fn publish_key(e: &Entry, key: u64) {
+    // Release: publishes the value stored before to the consumer or swapper
+    // that locks this key with Acquire. In try_insert it may overwrite a
+    // lock bit a swapper set on the empty entry; that swapper then gives up
+    // (see try_swap).
+    e.key.swap(
+        key,
+        mutant::order(Mutant::CuckooPublishRelaxed, Ordering::Release),
+    );
+}
+
+/// Sets the lock bit of `e`'s key; returns the key before.
+fn lock_key(e: &Entry) -> u64 {
+    // Acquire: pairs with the Release write of the key by its inserter or
+    // swapper (publish_key), so the value read after it is the one
+    // published with it.
+    e.key.fetch_or(
+        LOCKED,
+        mutant::order(Mutant::CuckooLockRelaxed, Ordering::Acquire),
+    )
 }
 
 /// A 64-bit finaliser (MurmurHash3's `fmix64`): neighbouring positions
@@ -421,6 +478,21 @@ mod tests {
         assert_eq!(t.live_links(), 1, "only the link for 880 waits");
     }
 
+    /// A reserver whose predecessor never publishes its link: after the
+    /// limit it panics naming the LSN of the record that waited.
+    #[test]
+    fn a_link_that_never_arrives_is_reported() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let t = LinkTable::new(16).watched(seg, Some(Duration::from_millis(50)));
+        t.seed(800, None);
+        let report = crate::sync::watchdog::stuck_report(|| {
+            t.link(840, 880);
+        });
+        let record = format!("record at {}", seg.pos_to_start_lsn(840));
+        assert!(report.contains(&record), "{record} missing from: {report}");
+        assert!(report.contains("link table"), "{report}");
+    }
+
     /// Many threads on the smallest table, swapping on every failed round,
     /// with a watchdog that reports a lost link instead of hanging.
     #[test]
@@ -465,85 +537,5 @@ mod tests {
             assert_eq!(w[1].2, Some(w[0].0), "prev-link of {}", w[1].0);
         }
         assert_eq!(table.live_links(), 1);
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::sync::{thread, Arc};
-
-    /// Three reservers link through a two-bucket table: each gets its
-    /// predecessor's start, and only the last link stays behind.
-    #[test]
-    fn three_reservers_chain_through_a_tiny_table() {
-        loom::model(|| {
-            let table = Arc::new(LinkTable::with_swap_period(MIN_CAPACITY, 1));
-            let head = Arc::new(AtomicU64::new(8));
-            table.seed(8, None);
-            let reserve = |table: &LinkTable, head: &AtomicU64| {
-                // Relaxed: the model checks the links, not the head's ordering.
-                let start = head.fetch_add(8, Ordering::Relaxed);
-                (start, table.link(start, start + 8))
-            };
-            let threads: Vec<_> = (0..2)
-                .map(|_| {
-                    let (table, head) = (table.clone(), head.clone());
-                    thread::spawn(move || reserve(&table, &head))
-                })
-                .collect();
-            let mut all = vec![reserve(&table, &head)];
-            all.extend(threads.into_iter().map(|t| t.join().unwrap()));
-            all.sort_unstable();
-            assert_eq!(all, vec![(8, None), (16, Some(8)), (24, Some(16))]);
-            assert_eq!(table.live_links(), 1);
-        });
-    }
-
-    /// A consumer, a swapper and an inserter race on one entry: no link is
-    /// lost or duplicated, and the entry ends unlocked and consistent.
-    #[test]
-    fn entry_races_never_lose_or_duplicate_a_link() {
-        loom::model(|| {
-            let e = Arc::new(Entry {
-                key: AtomicU64::new(16),
-                value: AtomicU64::new(8),
-            });
-            let (ec, es) = (e.clone(), e.clone());
-            let consumer = thread::spawn(move || try_consume(&ec, 16));
-            let swapper = thread::spawn(move || try_swap(&es, Link { key: 32, value: 24 }));
-            let inserted = try_insert(&e, Link { key: 48, value: 40 });
-            let consumed = consumer.join().unwrap();
-            let swapped = swapper.join().unwrap();
-            // Relaxed: every thread has been joined.
-            let (key, value) = (
-                e.key.load(Ordering::Relaxed),
-                e.value.load(Ordering::Relaxed),
-            );
-            assert_eq!(
-                key & LOCKED,
-                0,
-                "left locked: {consumed:?} {swapped:?} {inserted} {value}"
-            );
-            assert_eq!(key == 0, value == EMPTY, "key {key} value {value}");
-            let mut links = Vec::new();
-            if key != 0 {
-                links.push((key, value));
-            }
-            links.extend(consumed.map(|v| (16, v)));
-            if let Some(Some(d)) = swapped {
-                links.push((d.key, d.value));
-            }
-            links.sort_unstable();
-            let mut expected = vec![(16, 8)];
-            if swapped.is_some() {
-                expected.push((32, 24));
-            }
-            if inserted {
-                expected.push((48, 40));
-            }
-            expected.sort_unstable();
-            assert_eq!(links, expected);
-        });
     }
 }

@@ -32,8 +32,11 @@ pub use prev_link_table::PrevLinkTableReserver;
 pub use spinlock_reserver::SpinlockReserver;
 pub use unlinked::UnlinkedReserver;
 
+use std::time::Duration;
+
 use crate::config::ReservationKind;
 use crate::lsn::{Lsn, SegmentSize};
+use cuckoo::LinkTable;
 
 /// How a reservation's prev-link reaches it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,18 +84,22 @@ impl Reserver {
     /// last record started at LSN `prev` ([`Lsn::INVALID`] if none).
     /// `table_capacity` sizes the [`ReservationKind::PrevLinkTable`] table:
     /// a power of two, at least twice the number of threads that may
-    /// reserve at once (see [`crate::config::link_table_capacity_for`]).
+    /// reserve at once (see [`crate::config::link_table_capacity_for`]);
+    /// `stuck_wait` limits its waits for a predecessor's link
+    /// ([`cuckoo::LinkTable::watched`]).
     pub fn new(
         kind: ReservationKind,
         seg: SegmentSize,
         next: u64,
         prev: Lsn,
         table_capacity: usize,
+        stuck_wait: Option<Duration>,
     ) -> Self {
         match kind {
             ReservationKind::Spinlock => Reserver::Spinlock(SpinlockReserver::new(seg, next, prev)),
             ReservationKind::PrevLinkTable => {
-                Reserver::PrevLinkTable(PrevLinkTableReserver::new(seg, next, prev, table_capacity))
+                let table = LinkTable::new(table_capacity).watched(seg, stuck_wait);
+                Reserver::PrevLinkTable(PrevLinkTableReserver::with_table(seg, next, prev, table))
             }
             ReservationKind::PrevLinkInBuffer => {
                 Reserver::PrevLinkInBuffer(PrevLinkInBufferReserver::new(seg, next, prev))

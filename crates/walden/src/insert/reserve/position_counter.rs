@@ -16,6 +16,7 @@ use crossbeam_utils::CachePadded;
 
 use super::{switch_end, PrevLink, Reservation};
 use crate::lsn::SegmentSize;
+use crate::sync::mutant::{self, Mutant};
 use crate::sync::{AtomicU64, Ordering};
 
 /// How a `fetch_add` design hands a reservation its prev-link.
@@ -107,7 +108,10 @@ impl ReservedHead {
         // after the caller's slot acquisition, so a flusher that reads this
         // value with Acquire sees the slot held. Nothing is read through
         // the head itself, so no Acquire is needed here.
-        self.pos.fetch_add(size, Ordering::Release)
+        self.pos.fetch_add(
+            size,
+            mutant::order(Mutant::HeadReserveRelaxed, Ordering::Release),
+        )
     }
 
     /// Reserves a switch record starting at the head and the rest of its
@@ -138,7 +142,8 @@ impl ReservedHead {
     pub(crate) fn reserved_end(&self) -> u64 {
         // Acquire: pairs with the Release of fetch_add; every inserter whose
         // reservation this value covers is then seen holding its slot.
-        self.pos.load(Ordering::Acquire)
+        self.pos
+            .load(mutant::order(Mutant::HeadReadRelaxed, Ordering::Acquire))
     }
 
     /// The counter's address, for layout checks in tests.

@@ -34,7 +34,12 @@ impl PrevLinkTableReserver {
     /// Next record at position `next`; the last one started at `prev`;
     /// a table of `capacity` entries (see [`crate::config::link_table_capacity_for`]).
     pub fn new(seg: SegmentSize, next: u64, prev: Lsn, capacity: usize) -> Self {
-        let table = LinkTable::new(capacity);
+        Self::with_table(seg, next, prev, LinkTable::new(capacity))
+    }
+
+    /// As [`PrevLinkTableReserver::new`], over the empty `table` (the
+    /// models' tables swap more often).
+    pub(crate) fn with_table(seg: SegmentSize, next: u64, prev: Lsn, table: LinkTable) -> Self {
         // PostgreSQL with seed 003: `LinkStartPrevPos`, before any insert.
         table.seed(next, prev_position(seg, prev));
         HeadReserver::with_links(seg, next, table)
