@@ -22,6 +22,6 @@ pub use generated::{generated_wal, Facts, GeneratedWal, MessageFact};
 pub use lsn::{format_lsn, parse_lsn, record_end, PAGE_SIZE};
 pub use pg::{pg_available, pg_bin, pg_bin_dir, run_pg_waldump};
 pub use waldump::{
-    parse_waldump_output, parse_waldump_stats, walden_describes, BlockImage, ParseError, SkipNote,
-    StatsRow, WaldumpBlockRef, WaldumpOutput, WaldumpRecord, WaldumpStats,
+    parse_waldump_output, parse_waldump_stats, BlockImage, ParseError, SkipNote, StatsRow,
+    WaldumpBlockRef, WaldumpOutput, WaldumpRecord, WaldumpStats,
 };

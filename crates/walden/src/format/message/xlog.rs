@@ -3,13 +3,13 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use super::{format_timestamptz, MainDataError};
+use super::{format_timestamptz, MainDataError, Rec};
 use crate::format::little_endian::{fixed_field, Cursor};
-use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK};
+use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
 use crate::format::rmgr::{
     RM_XLOG_ID, XLOG_BACKUP_END, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN,
-    XLOG_END_OF_RECOVERY, XLOG_FPW_CHANGE, XLOG_NEXTOID, XLOG_OVERWRITE_CONTRECORD,
-    XLOG_PARAMETER_CHANGE, XLOG_RESTORE_POINT, XLOG_SWITCH,
+    XLOG_END_OF_RECOVERY, XLOG_FPI, XLOG_FPI_FOR_HINT, XLOG_FPW_CHANGE, XLOG_NEXTOID, XLOG_NOOP,
+    XLOG_OVERWRITE_CONTRECORD, XLOG_PARAMETER_CHANGE, XLOG_RESTORE_POINT, XLOG_SWITCH,
 };
 use crate::lsn::Lsn;
 
@@ -274,8 +274,30 @@ fn c_string(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// Details of an XLOG record (PostgreSQL: `xlog_desc`).
-pub(super) fn describe(info: u8, main_data: &[u8], out: &mut String) -> Result<(), MainDataError> {
-    let ty = info & XLR_RMGR_INFO_MASK;
+/// The XLOG record type's name (PostgreSQL: `xlog_identify`).
+pub(super) fn identify(info: u8) -> Option<&'static str> {
+    Some(match info {
+        XLOG_CHECKPOINT_SHUTDOWN => "CHECKPOINT_SHUTDOWN",
+        XLOG_CHECKPOINT_ONLINE => "CHECKPOINT_ONLINE",
+        XLOG_NOOP => "NOOP",
+        XLOG_NEXTOID => "NEXTOID",
+        XLOG_SWITCH => "SWITCH",
+        XLOG_BACKUP_END => "BACKUP_END",
+        XLOG_PARAMETER_CHANGE => "PARAMETER_CHANGE",
+        XLOG_RESTORE_POINT => "RESTORE_POINT",
+        XLOG_FPW_CHANGE => "FPW_CHANGE",
+        XLOG_END_OF_RECOVERY => "END_OF_RECOVERY",
+        XLOG_FPI_FOR_HINT => "FPI_FOR_HINT",
+        XLOG_FPI => "FPI",
+        XLOG_OVERWRITE_CONTRECORD => "OVERWRITE_CONTRECORD",
+        _ => return None,
+    })
+}
+
+/// Details of an XLOG record (PostgreSQL: `xlog_desc`); SWITCH, NOOP and
+/// the FPI records have none.
+pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDataError> {
+    let (ty, main_data) = (rec.info, rec.body.main_data);
     match ty {
         XLOG_CHECKPOINT_SHUTDOWN | XLOG_CHECKPOINT_ONLINE => {
             let cp = CheckPoint::decode(main_data)?;
