@@ -4,6 +4,8 @@
 //! - [`pg`]: where PostgreSQL 15's programs are, and running `pg_waldump`;
 //! - [`generated`]: the [`generated_wal`] fixture, fresh WAL written by a
 //!   real server through `scripts/pg-wal-gen`, with the facts it recorded;
+//! - [`every_rmgr`]: [`every_rmgr_wal`], WAL with records of every built-in
+//!   resource manager (`scripts/pg-wal-every-rmgr`);
 //! - [`waldump`]: parsers for `pg_waldump`'s record lines and `--stats` table;
 //! - [`lsn`]: LSN text in PostgreSQL's form (this crate does not depend on
 //!   `walden`, so that `walden`'s own tests can use it).
@@ -12,12 +14,14 @@
 //! test that cannot start it fails with the generator's stderr.
 
 pub mod error;
+pub mod every_rmgr;
 pub mod generated;
 pub mod lsn;
 pub mod pg;
 pub mod waldump;
 
 pub use error::HarnessError;
+pub use every_rmgr::every_rmgr_wal;
 pub use generated::{generated_wal, Facts, GeneratedWal, MessageFact};
 pub use lsn::{format_lsn, parse_lsn, record_end, PAGE_SIZE};
 pub use pg::{pg_available, pg_bin, pg_bin_dir, run_pg_waldump};
