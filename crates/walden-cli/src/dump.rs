@@ -90,7 +90,24 @@ pub struct DumpArgs {
     /// Print one JSON object per record instead of pg_waldump's lines.
     #[arg(long, conflicts_with = "stats")]
     pub json: bool,
+    /// Keep retrying after reaching end of WAL: wait for new records and
+    /// print them as they arrive (until interrupted, --end or --limit).
+    #[arg(long, short = 'f')]
+    pub follow: bool,
 }
+
+/// How far the output has got, across the readers of `--follow`.
+struct Progress {
+    /// Records shown so far (for `--limit`).
+    shown: u64,
+    /// Whether the skip note is still to be written.
+    first: bool,
+    /// Flush after every record (`--follow`: show each as it arrives).
+    flush_each: bool,
+}
+
+/// How long `--follow` waits before reading again (pg_waldump: 1 second).
+const FOLLOW_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What each record turns into.
 enum Output {
@@ -152,7 +169,39 @@ pub fn run(args: &DumpArgs) -> Result<()> {
     // Statistics cover what was read even when reading ended in an error,
     // which is reported after them, as pg_waldump does; but when not even a
     // first record was found, there is only the error.
-    let read = dump_records(&mut reader, &filter, limit, &mut output, &mut out);
+    let mut progress = Progress {
+        shown: 0,
+        first: true,
+        flush_each: args.follow,
+    };
+    let read = loop {
+        let read = dump_records(
+            &mut reader,
+            &filter,
+            limit,
+            &mut progress,
+            &mut output,
+            &mut out,
+        );
+        if read.is_ok() || !args.follow {
+            break read;
+        }
+        // pg_waldump -f: whatever stopped the reading (the end of what is
+        // written so far), try again from the next record a second later.
+        ignore_broken_pipe(out.flush())?;
+        std::thread::sleep(FOLLOW_RETRY);
+        let start = match reader.last_good() {
+            Some(_) => Some(reader.next_lsn()),
+            None => options.start,
+        };
+        let retry = ReaderOptions { start, ..options };
+        reader = loop {
+            match WalReader::open(&range.dir, retry) {
+                Ok(r) => break r,
+                Err(_) => std::thread::sleep(FOLLOW_RETRY),
+            }
+        };
+    };
     if let Output::Stats(stats) = &output {
         if read.is_ok() || stats.first_record().is_some() {
             ignore_broken_pipe(stats.write(&mut out))?;
@@ -168,15 +217,14 @@ fn dump_records(
     reader: &mut WalReader,
     filter: &Filter,
     limit: Option<u64>,
+    progress: &mut Progress,
     output: &mut Output,
     out: &mut impl Write,
 ) -> Result<()> {
     let seg = reader.segment_size();
-    let mut first = true;
-    let mut shown = 0u64;
     loop {
         let next = reader.next_record();
-        if std::mem::take(&mut first) {
+        if std::mem::take(&mut progress.first) {
             write_skip_note(reader, seg, output, out)?;
             if let (Output::Stats(stats), Ok(Some(r))) = (&mut *output, &next) {
                 stats.start_at(r.lsn);
@@ -210,8 +258,11 @@ fn dump_records(
             }
             return Err(e.into());
         }
-        shown += 1;
-        if limit.is_some_and(|n| n > 0 && shown >= n) {
+        if progress.flush_each {
+            ignore_broken_pipe(out.flush())?;
+        }
+        progress.shown += 1;
+        if limit.is_some_and(|n| n > 0 && progress.shown >= n) {
             return Ok(());
         }
     }

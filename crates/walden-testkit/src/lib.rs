@@ -6,6 +6,7 @@
 //!   real server through `scripts/pg-wal-gen`, with the facts it recorded;
 //! - [`every_rmgr`]: [`every_rmgr_wal`], WAL with records of every built-in
 //!   resource manager (`scripts/pg-wal-every-rmgr`);
+//! - [`server`]: [`PgServer`], a throwaway server kept running for a test;
 //! - [`waldump`]: parsers for `pg_waldump`'s record lines and `--stats` table;
 //! - [`lsn`]: LSN text in PostgreSQL's form (this crate does not depend on
 //!   `walden`, so that `walden`'s own tests can use it).
@@ -18,6 +19,7 @@ pub mod every_rmgr;
 pub mod generated;
 pub mod lsn;
 pub mod pg;
+pub mod server;
 pub mod waldump;
 
 pub use error::HarnessError;
@@ -25,6 +27,7 @@ pub use every_rmgr::every_rmgr_wal;
 pub use generated::{generated_wal, Facts, GeneratedWal, MessageFact};
 pub use lsn::{format_lsn, parse_lsn, record_end, PAGE_SIZE};
 pub use pg::{pg_available, pg_bin, pg_bin_dir, run_pg_waldump};
+pub use server::PgServer;
 pub use waldump::{
     parse_waldump_output, parse_waldump_stats, BlockImage, ParseError, SkipNote, StatsRow,
     WaldumpBlockRef, WaldumpOutput, WaldumpRecord, WaldumpStats,

@@ -117,6 +117,9 @@ impl Range {
                 None => search_directory(Some(&first_name))?,
             };
         }
+        if !has_wal(&range.dir, Some(&first_name)) {
+            bail!("could not locate WAL file \"{first_name}\"");
+        }
         let seg = segment_size(&range.dir)?;
         let (tli, segno) = parse_segment(seg, &first_name)?;
         range.timeline = tli;
