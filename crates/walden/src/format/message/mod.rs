@@ -3,8 +3,16 @@
 //!
 //! - [`LogicalMessage`]: `pg_logical_emit_message`'s record;
 //! - [`CheckPoint`], [`OverwriteContrecord`], [`switch_record_header`]: XLOG records;
-//! - [`CommitRecord`]: a Transaction COMMIT;
-//! - [`describe`]: the text pg_waldump prints after `desc: `.
+//! - [`CommitRecord`]: a Transaction COMMIT or ABORT;
+//! - [`describe_body`] (and [`describe`] for main data alone): the text
+//!   pg_waldump 15 prints after `desc: ` for every record type of every
+//!   built-in rmgr, [`record_type_name`] its `rm_identify`, and
+//!   [`describe_block_refs`] / [`describe_block_details`] its block
+//!   references, short and with `--bkp-details`.
+//!
+//! One file per rmgr family, each with the family's `identify` and
+//! `describe`, decoding the `xl_*` structs field by field (padding skipped
+//! by name) through `fields`; `relpath` names relation files.
 
 mod brin;
 mod btree;
