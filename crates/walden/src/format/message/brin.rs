@@ -83,3 +83,29 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // BRIN at 0/011BB6F0
+            (17, 0x00, "004000007f060000050000002c40000000000000ff06010000000100", "CREATE_INDEX v1 pagesPerRange 1"),
+            // BRIN at 0/019F7470
+            (17, 0x50, "000000007f060000050000002c400000010000000180000002000000ff0a01000000000000000100", "DESUMMARIZE pagesPerRange 1, heapBlk 0, page offset 1"),
+            // BRIN at 0/019C9358
+            (17, 0x10, "002008007f060000050000002c400000020000000180000001000000ff0a01000000e801000001000000010000000200", "INSERT heapBlk 1 pagesPerRange 1 offnum 2"),
+            // BRIN at 0/011BB768
+            (17, 0x90, "006008007f060000050000002c400000020000000180000001000000ff0a00000000a801000000000000010000000100", "INSERT+INIT heapBlk 0 pagesPerRange 1 offnum 1"),
+            // BRIN at 0/011BB728
+            (17, 0x40, "000000007f060000050000002c4000000000000001c0000001000000ff0401000000", "REVMAP_EXTEND targetBlk 1"),
+            // BRIN at 0/011C5540
+            (17, 0x30, "002010007f060000050000002c40000002000000ff02000000000800000001000000010000000100", "SAMEPAGE_UPDATE offnum 1"),
+        ]);
+    }
+}

@@ -119,3 +119,33 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Btree at 0/0112F0F0
+            (11, 0x60, "002004007f06000005000000124000000e000000ff024c0002000100", "DEDUP nintervals 1"),
+            // Btree at 0/01012490
+            (11, 0x00, "002018007f06000005000000720a000007000000ff0200000d0043001800370a00009808000000000000000000008700", "INSERT_LEAF off 135"),
+            // Btree at 0/0105B080
+            (11, 0x10, "002030007f0600000500000012400000030000000180000001000000ff020000040001003060433732623332613166373534626131633039623336393565306362366364653766000000000000000200", "INSERT_UPPER off 2"),
+            // Btree at 0/0119A758
+            (11, 0xB0, "004000007f0600000500000010400000020000000180000003000000ff1402000000020000000100000004000000ffffffff", "MARK_PAGE_HALFDEAD topparent 4294967295; leaf 2; left 1; right 4"),
+            // Btree at 0/0119D898
+            (11, 0xE0, "00601c007f06000005000000104000000000000004000000030000000100000003000000010000000400000001f80464", "META_CLEANUP last_cleanup_num_delpages 4"),
+            // Btree at 0/0104C7D8
+            (11, 0xA0, "004000007f06000005000000104000000100000002e01c0000000000ff0804000000010000000000000001000000000000000000000001ff02420100000000000000", "NEWROOT lev 0"),
+            // Btree at 0/0119A7A8
+            (11, 0x80, "004000007f06000005000000104000000200000001800000010000000280000004000000ff24010000000400000000000000040000000d800000000000000100000004000000ffffffff", "UNLINK_PAGE left 1; right 4; level 0; safexid 0:32781; leafleft 1; leafright 4; leaftopparent 4294967295"),
+            // Btree at 0/0117BD28
+            (11, 0xC0, "002048007f060000050000001240000001000000ff0403000400050008000a000b000d000f001b001c001d00230025002a002c002e002f003100330035003600370039003a003b003c003e003f004100420043004400460047004d004f0024000000", "VACUUM ndeleted 36; nupdated 0"),
+        ]);
+    }
+}

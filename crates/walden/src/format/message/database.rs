@@ -46,3 +46,38 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Database at 0/01A05370
+            (
+                4,
+                0x01,
+                "ff102f4000007f060000010000007f060000",
+                "CREATE_FILE_COPY copy dir 1663/1 to 1663/16431",
+            ),
+            // Database at 0/01A05A28
+            (
+                4,
+                0x10,
+                "ff08304000007f060000",
+                "CREATE_WAL_LOG create dir 1663/16432",
+            ),
+            // Database at 0/01E24D30
+            (
+                4,
+                0x21,
+                "ff0c2f400000010000007f060000",
+                "DROP dir 1663/16431",
+            ),
+        ]);
+    }
+}

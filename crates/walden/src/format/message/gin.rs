@@ -161,3 +161,25 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Gin at 0/014451C8
+            (13, 0x80, "004000007f06000005000000284000000000000001c000000200000002c000000300000003c000000400000004c000000500000005c000000600000006c000000700000007c000000800000008c000000900000009c000000a000000ff40ffffffffffffffff0000000000000000000000000000000002000000010000000000000000000000000000000000000002000000000000000900000000000000", "DELETE_LISTPAGE ndeleted: 9"),
+            // Gin at 0/011C5318
+            (13, 0x20, "00201c007f060000050000002740000001000000ff02010000000080100001001800010000000000000000000000010000000200", "INSERT isdata: F isleaf: T isdelete: F"),
+            // Gin at 0/011C5368
+            (13, 0x70, "006010007f060000050000002840000002000000ff0800000000010010000100000000000000ffffffff01000000", "INSERT_LISTPAGE "),
+            // Gin at 0/011C53B0
+            (13, 0x60, "004000007f060000050000002840000000000000ff587f0600000500000028400000000000000200000002000000cc1f00000100000001000000000000000200000001000000000000000000000000000000000000000200000000000000ffffffffffffffff0000000031560000", "UPDATE_META_PAGE "),
+        ]);
+    }
+}

@@ -57,3 +57,21 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Gist at 0/019E90A0
+            (14, 0x60, "000000007f0600000500000029400000010000000180000000000000ff0a23800000000000000100", "PAGE_DELETE deleteXid 0:32803; downlink 1"),
+            // Gist at 0/011C5438
+            (14, 0x00, "002028007f060000050000002940000000000000ff04000000000100280000000000000000400000000000000840000000000000f03f000000000000f03f00000100", "PAGE_UPDATE "),
+        ]);
+    }
+}

@@ -183,3 +183,35 @@ mod tests {
         }
     }
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Hash at 0/012AB740
+            (12, 0x30, "006004007f060000050000002640000006000000018000000200000004a0040000000000ff030100000002000000001000", "ADD_OVFL_PAGE bmsize 4096, bmpage_found F"),
+            // Hash at 0/0128C580
+            (12, 0x90, "012098007f060000050000002640000001000000ff020100020003000400050006000700080009000a000b000c0026002700280029002a002b002c002d002e002f00300031004b004c004d004e004f00500051005200530054005500560057007c007d007e007f00800081008200830084008500860087008800af00b000b100b200b300b400b500b600b700b800b900ba00bb00bc00bd00be00bf00c000c100c200c300c400c500c600c700c8000001", "DELETE clear_dead_marking F, is_primary T"),
+            // Hash at 0/011B7A38
+            (12, 0x10, "004000007f0600000500000026400000030000000180000000000000ff020010", "INIT_BITMAP_PAGE bmsize 4096"),
+            // Hash at 0/011B7938
+            (12, 0x00, "004000007f060000050000002640000000000000ff0e0000000000207c40c20100003301", "INIT_META_PAGE num_tuples 450, fillfactor 307"),
+            // Hash at 0/011C52D0
+            (12, 0x20, "002010007f0600000500000026400000010000000180000000000000ff0200000000010010004617738e000000000100", "INSERT off 1"),
+            // Hash at 0/0128BE88
+            (12, 0x40, "000000007f06000005000000264000000100000001c000000400000002a0080000000000ff090200000001000000020000002200120002", "SPLIT_ALLOCATE_PAGE new_bucket 2, meta_page_masks_updated F, issplitpoint_changed T"),
+            // Hash at 0/0128C648
+            (12, 0xA0, "000000007f060000050000002640000001000000", "SPLIT_CLEANUP "),
+            // Hash at 0/0128C540
+            (12, 0x60, "000000007f0600000500000026400000010000000180000004000000ff0442000200", "SPLIT_COMPLETE old_bucket_flag 66, new_bucket_flag 2"),
+            // Hash at 0/019A3CF8
+            (12, 0xB0, "000000007f060000050000002640000000000000ff080000000000409f40", "UPDATE_META_PAGE ntuples 2000"),
+        ]);
+    }
+}

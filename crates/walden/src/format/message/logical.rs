@@ -229,3 +229,24 @@ mod tests {
         ));
     }
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // LogicalMessage at 0/01E78E00
+            (
+                21,
+                0x00,
+                "ff1f050000000156000002000000000000000500000000000000700068656c6c6f",
+                "MESSAGE transactional, prefix \"p\"; payload (5 bytes): 68 65 6C 6C 6F",
+            ),
+        ]);
+    }
+}

@@ -306,6 +306,24 @@ pub fn describe_block_details<B: AsRef<[u8]>>(body: &Body<B>) -> String {
     out
 }
 
+/// What the rmgr families' tests share.
+#[cfg(test)]
+mod test_support {
+    use super::{describe_body, Body};
+
+    /// Asserts each record's description: (rmid, info, body as hex, text).
+    pub(super) fn assert_described(records: &[(u8, u8, &str, &str)]) {
+        for (rmid, info, hex, want) in records {
+            let bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            let body = Body::parse(&bytes).unwrap();
+            assert_eq!(describe_body(*rmid, *info, &body), *want, "{hex}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,3 +66,26 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // MultiXact at 0/01A04D50
+            (
+                6,
+                0x20,
+                "ff1c0008000064060000020000002a800000010000002b80000001000000",
+                "CREATE_ID 2048 offset 1636 nmembers 2: 32810 (sh) 32811 (sh) ",
+            ),
+            // MultiXact at 0/01A04D30
+            (6, 0x10, "ff0401000000", "ZERO_MEM_PAGE 1"),
+        ]);
+    }
+}

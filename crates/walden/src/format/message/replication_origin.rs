@@ -35,3 +35,26 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // ReplicationOrigin at 0/01E78CD0
+            (19, 0x10, "ff020100", "DROP drop 1"),
+            // ReplicationOrigin at 0/01E78CA0
+            (
+                19,
+                0x00,
+                "ff103412000000000000010001425f7f0000",
+                "SET set 1; lsn 0/1234; force: 1",
+            ),
+        ]);
+    }
+}

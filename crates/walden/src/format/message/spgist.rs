@@ -132,3 +132,23 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // SPGist at 0/011C5498
+            (16, 0x10, "000000007f060000050000002a40000001000000ff2a0000010000000000000080000000000000000000010000000000000000000000f03f000000000000f03f", "ADD_LEAF off: 1, headoff: 0, parentoff: 0, nodeI: 0"),
+            // SPGist at 0/019ACDB0
+            (16, 0x60, "000000007f060000050000002a40000008000000ff9200001b0001001200000000000000ffff45003f00390033002c00260020001a0049004700430041003d003b003700350031002e002a002800240022001e001c0018001600010048004b004b0042003c0036002f00290023001d004a0044003e00380032002b0025001f001900150042003c0036003000290023001d001700460040003a0034002d00270021001b0015000000", "VACUUM_LEAF ndead: 0, nplaceholder: 27, nmove: 1, nchain: 18"),
+            // SPGist at 0/019ACA08
+            (16, 0x80, "000000007f060000050000002a40000003000000ff120500720020800000e200dc0097008f008d00", "VACUUM_REDIRECT ntoplaceholder: 5, firstplaceholder: 114, newestredirectxid: 32800"),
+        ]);
+    }
+}

@@ -112,3 +112,23 @@ pub(super) fn describe_invalidations(
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Standby at 0/011852E8
+            (8, 0x20, "ffa0050000007f0600000000000009000000370000000500000098eadfb23156000036e80d420500000029502bab315600003748de690500000074b5910c3156000036ffffff050000005acd17f1000000003700000005000000550d178d000000003600000005000000f0988231eb040000fe000001050000001040000031560000fe000001050000001240000031560000fe000001050000000b40000031560000", "INVALIDATIONS ; inval msgs: catcache 55 catcache 54 catcache 55 catcache 54 catcache 55 catcache 54 relcache 16400 relcache 16402 relcache 16395"),
+            // Standby at 0/010298D0
+            (8, 0x00, "ff100100000002800000050000000b400000", "LOCK xid 32770 db 5 rel 16395 "),
+            // Standby at 0/01A052C0
+            (8, 0x10, "ff1c0100000000000000007c05642d8000002c8000002b8000002c800000", "RUNNING_XACTS nextXid 32813 latestCompletedXid 32811 oldestRunningXid 32812; 1 xacts: 32812"),
+        ]);
+    }
+}

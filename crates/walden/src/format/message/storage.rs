@@ -42,3 +42,24 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Storage at 0/01029900
+            (
+                2,
+                0x11,
+                "ff107f060000050000000b40000000000000",
+                "CREATE base/5/16395",
+            ),
+        ]);
+    }
+}

@@ -32,3 +32,26 @@ pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDa
     }
     Ok(())
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Tablespace at 0/01E25110
+            (
+                5,
+                0x00,
+                "ff25314000002f746d702f70672d77616c2d65766572792d726d67722e7245305939772f747300",
+                "CREATE 16433 \"/tmp/pg-wal-every-rmgr.rE0Y9w/ts\"",
+            ),
+            // Tablespace at 0/01E3D400
+            (5, 0x10, "ff0431400000", "DROP 16433"),
+        ]);
+    }
+}

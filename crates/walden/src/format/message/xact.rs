@@ -401,3 +401,27 @@ mod tests {
         );
     }
 }
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // Transaction at 0/019F84A0
+            (1, 0x20, "ff0872ef1a931c040300", "ABORT 2026-11-25 18:15:03.743346 UTC"),
+            // Transaction at 0/019F7C58
+            (1, 0xC0, "ff1bfcec1a931c040300d1000000050000007f06000024800000703200", "ABORT_PREPARED 32804: 2026-11-25 18:15:03.742716 UTC"),
+            // Transaction at 0/010000F8
+            (1, 0x80, "ff14c9ae17931c04030001000000050000007f060000", "COMMIT 2026-11-25 18:15:03.530185 UTC"),
+            // Transaction at 0/019F7880
+            (1, 0xB0, "ff1b2ede1a931c040300d1000000050000007f06000023800000703100", "COMMIT_PREPARED 32803: 2026-11-25 18:15:03.738926 UTC"),
+            // Transaction at 0/01008060
+            (1, 0x60, "ff340300000053000000050000004657085300000000fbbd424205000000300a000000000000fb80000005000000310a000000000000", "INVALIDATION ; inval msgs: catcache 83 snapshot 2608 snapshot 2609"),
+        ]);
+    }
+}
