@@ -176,6 +176,19 @@ fn each_option_matches_pg_waldump() {
     assert!(with(&["--stats=record"]).stdout.contains("Heap2/PRUNE "));
     assert!(with(&["-q"]).stdout.is_empty());
     assert_same(&["-p", ".", "-s", "0/1000100", "-e", "0/1000400", &first]);
+    // The skip note is printed even with --quiet; -n of zero or less is no limit.
+    let quiet = assert_same(&[
+        "-p",
+        ".",
+        "-q",
+        "-s",
+        "0/1000100",
+        "-e",
+        "0/1000400",
+        &first,
+    ]);
+    assert!(quiet.stdout.starts_with("first record is after 0/1000100"));
+    assert!(with(&["-n", "-3"]).stdout.lines().count() > 100);
     assert_same(&["--rmgr=list"]);
 }
 
