@@ -175,6 +175,12 @@ fn each_option_matches_pg_waldump() {
     assert!(with(&["-z"]).stdout.starts_with("WAL statistics between "));
     assert!(with(&["--stats=record"]).stdout.contains("Heap2/PRUNE "));
     assert!(with(&["-q"]).stdout.is_empty());
+    // Statistics of filtered records start at the first record read.
+    assert!(with(&["-z", "-r", "Heap"]).stdout.contains("\nHeap "));
+    assert!(with(&["--stats=record", "-x", &xid])
+        .stdout
+        .contains("Transaction/"));
+    assert!(with(&["-b", "-n", "50", "-w"]).stdout.contains("(FPW"));
     assert_same(&["-p", ".", "-s", "0/1000100", "-e", "0/1000400", &first]);
     // The skip note is printed even with --quiet; -n of zero or less is no limit.
     let quiet = assert_same(&[

@@ -28,11 +28,17 @@ pub struct Filter {
 
 /// The values of the filter options as given.
 pub struct FilterArgs<'a> {
+    /// `-r` values.
     pub rmgrs: &'a [String],
+    /// `-x`.
     pub xid: Option<&'a str>,
+    /// `-R`.
     pub relation: Option<&'a str>,
+    /// `-B`.
     pub block: Option<&'a str>,
+    /// `-F`.
     pub fork: Option<&'a str>,
+    /// `-w`.
     pub fullpage: bool,
 }
 
