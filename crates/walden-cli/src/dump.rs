@@ -10,7 +10,7 @@ pub(crate) mod stats;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use walden::{Lsn, ReaderOptions, SegmentSize, WalReader};
 
 use filter::{Filter, FilterArgs};
@@ -128,6 +128,11 @@ fn limit(value: Option<&str>) -> Result<Option<u64>> {
     Ok(u64::try_from(n).ok().filter(|&n| n > 0))
 }
 
+/// A bad option value's error followed by pg_waldump's hint line.
+pub(crate) fn usage<T>(r: Result<T>) -> Result<T> {
+    r.map_err(|e| anyhow!("{e}\nhint: Try \"walden dump --help\" for more information."))
+}
+
 /// Runs `walden dump`. An error is a failure to read the requested range,
 /// including reaching the end of WAL without `--end`.
 pub fn run(args: &DumpArgs) -> Result<()> {
@@ -135,20 +140,22 @@ pub fn run(args: &DumpArgs) -> Result<()> {
         print!("{}", filter::rmgr_list());
         return Ok(());
     }
-    let filter = Filter::new(FilterArgs {
+    let filter = usage(Filter::new(FilterArgs {
         rmgrs: &args.rmgr,
         xid: args.xid.as_deref(),
         relation: args.relation.as_deref(),
         block: args.block.as_deref(),
         fork: args.fork.as_deref(),
         fullpage: args.fullpage,
-    })?;
-    let limit = limit(args.limit.as_deref())?;
+    }))?;
+    let limit = usage(limit(args.limit.as_deref()))?;
     let per_record = match args.stats.as_deref() {
         None => None,
         Some("rmgr") => Some(false),
         Some("record") => Some(true),
-        Some(other) => bail!("unrecognized value for option --stats: {other}"),
+        Some(other) => usage(Err(anyhow!(
+            "unrecognized value for option --stats: {other}"
+        )))?,
     };
     let range = locate::Range::resolve(args)?;
     let options = ReaderOptions {

@@ -218,6 +218,7 @@ fn json_lines_carry_the_same_records() {
         assert_eq!(j["xid"], p.xid, "{at}");
         assert_eq!(j["tot_len"], p.tot_len, "{at}");
         assert_eq!(j["rmgr"], p.rmgr.as_str(), "{at}");
+        assert_eq!(j["desc"], p.desc.as_str(), "{at}");
         let rmgr_id = j["rmgr_id"].as_u64().unwrap();
         let info = j["info"].as_u64().unwrap();
         let kind = p.desc.split(' ').next().unwrap();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Result};
 use walden::{DirSource, Lsn, SegmentSize, SegmentSource, TimeLineId};
 
-use super::DumpArgs;
+use super::{usage, DumpArgs};
 
 /// What to read.
 #[derive(Debug)]
@@ -95,10 +95,10 @@ impl Range {
             Some(d) if args.path.is_none() && d.is_dir() => {
                 range.dir = d.clone();
                 if let Some(extra) = segs.next() {
-                    bail!(
+                    return usage(Err(anyhow!(
                         "too many command-line arguments (first is \"{}\")",
                         extra.display()
-                    );
+                    )));
                 }
                 return Ok(range);
             }
@@ -127,7 +127,9 @@ impl Range {
         match range.start {
             None => range.start = Some(seg_start),
             Some(s) if seg.segno(s) != segno => {
-                bail!("start WAL location {s} is not inside file \"{first_name}\"")
+                return usage(Err(anyhow!(
+                    "start WAL location {s} is not inside file \"{first_name}\""
+                )))
             }
             Some(_) => {}
         }
@@ -136,11 +138,15 @@ impl Range {
                 let (_, last_name) = split(last);
                 let (_, end_segno) = parse_segment(seg, &last_name)?;
                 if end_segno < segno {
-                    bail!("ENDSEG {last_name} is before STARTSEG {first_name}");
+                    return usage(Err(anyhow!(
+                        "ENDSEG {last_name} is before STARTSEG {first_name}"
+                    )));
                 }
                 if let Some(e) = range.end {
                     if e != seg.segment_start(end_segno + 1) && seg.segno(e) != end_segno {
-                        bail!("end WAL location {e} is not inside file \"{last_name}\"");
+                        return usage(Err(anyhow!(
+                            "end WAL location {e} is not inside file \"{last_name}\""
+                        )));
                     }
                 }
                 end_segno
