@@ -72,7 +72,7 @@ pub fn run(args: &StatArgs) -> Result<()> {
             seg.file_name(timeline, *last)
         )?;
     }
-    let mut stats = Stats::default();
+    let mut stats = Stats::new(false);
     let stop = loop {
         match reader.next_record() {
             Ok(Some(record)) => stats.add(&record, seg),

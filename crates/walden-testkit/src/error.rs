@@ -26,6 +26,16 @@ pub enum HarnessError {
         /// Everything it wrote to stderr.
         stderr: String,
     },
+    /// A PostgreSQL program the server helper ran failed.
+    #[error("{program} failed ({status}): {output}")]
+    Program {
+        /// The program.
+        program: String,
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// Its stdout and stderr.
+        output: String,
+    },
     /// A file or directory operation failed.
     #[error("{op} {path}: {source}")]
     Io {

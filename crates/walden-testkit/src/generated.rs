@@ -38,25 +38,11 @@ impl GeneratedWal {
     /// PostgreSQL 15 server, a few seconds) and loads what it wrote.
     /// Fails with the script's stderr if it fails.
     pub fn generate(out: &Path, segsize_mb: u32) -> Result<GeneratedWal, HarnessError> {
-        let script = PathBuf::from(SCRIPT);
-        let output = Command::new(&script)
-            .arg(out)
-            .arg("--segsize-mb")
-            .arg(segsize_mb.to_string())
-            .env(PG_BIN_ENV, pg_bin_dir())
-            .output()
-            .map_err(|source| HarnessError::Spawn {
-                program: script.clone(),
-                source,
-            })?;
-        if !output.status.success() {
-            return Err(HarnessError::Generator {
-                script,
-                out: out.to_path_buf(),
-                status: output.status,
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-            });
-        }
+        run_generator(
+            PathBuf::from(SCRIPT),
+            out,
+            &["--segsize-mb".to_owned(), segsize_mb.to_string()],
+        )?;
         GeneratedWal::load(out)
     }
 
@@ -98,6 +84,33 @@ impl GeneratedWal {
         names.sort();
         Ok(names)
     }
+}
+
+/// Runs generator `script OUT ARGS...` with PostgreSQL's programs from
+/// [`pg_bin_dir`]; fails with the script's stderr if it fails.
+pub(crate) fn run_generator(
+    script: PathBuf,
+    out: &Path,
+    args: &[String],
+) -> Result<(), HarnessError> {
+    let output = Command::new(&script)
+        .arg(out)
+        .args(args)
+        .env(PG_BIN_ENV, pg_bin_dir())
+        .output()
+        .map_err(|source| HarnessError::Spawn {
+            program: script.clone(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(HarnessError::Generator {
+            script,
+            out: out.to_path_buf(),
+            status: output.status,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// The fixture: WAL from a real PostgreSQL 15 server, generated once per

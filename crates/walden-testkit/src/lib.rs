@@ -5,6 +5,9 @@
 //! - [`pg`]: where PostgreSQL 15's programs are, and running `pg_waldump`;
 //! - [`generated`]: the [`generated_wal`] fixture, fresh WAL written by a
 //!   real server through `scripts/pg-wal-gen`, with the facts it recorded;
+//! - [`every_rmgr`]: [`every_rmgr_wal`], WAL with records of every built-in
+//!   resource manager (`scripts/pg-wal-every-rmgr`);
+//! - [`server`]: [`PgServer`], a throwaway server kept running for a test;
 //! - [`waldump`]: parsers for `pg_waldump`'s record lines and `--stats` table;
 //! - [`crashfs`]: a crash-simulating FUSE file system ([`CrashFs`]) that
 //!   keeps only what was made durable across a simulated crash;
@@ -18,17 +21,21 @@
 
 pub mod crashfs;
 pub mod error;
+pub mod every_rmgr;
 pub mod generated;
 pub mod lsn;
 pub mod pg;
+pub mod server;
 pub mod waldump;
 
 pub use crashfs::{CrashFs, CrashFsError, CrashPolicy, CrashReport};
 pub use error::HarnessError;
+pub use every_rmgr::every_rmgr_wal;
 pub use generated::{generated_wal, Facts, GeneratedWal, MessageFact};
 pub use lsn::{format_lsn, parse_lsn, record_end, PAGE_SIZE};
 pub use pg::{pg_available, pg_bin, pg_bin_dir, run_pg_waldump};
+pub use server::PgServer;
 pub use waldump::{
-    parse_waldump_output, parse_waldump_stats, walden_describes, BlockImage, ParseError, SkipNote,
-    StatsRow, WaldumpBlockRef, WaldumpOutput, WaldumpRecord, WaldumpStats,
+    parse_waldump_output, parse_waldump_stats, BlockImage, ParseError, SkipNote, StatsRow,
+    WaldumpBlockRef, WaldumpOutput, WaldumpRecord, WaldumpStats,
 };

@@ -237,23 +237,6 @@ pub fn parse_waldump_output(stdout: &str) -> Result<WaldumpOutput, ParseError> {
     Ok(out)
 }
 
-/// True for the record kinds whose `desc` text Walden's record description
-/// reproduces exactly, so tests compare it: logical messages, XLOG SWITCH,
-/// NOOP and checkpoints, and Transaction COMMIT. Other kinds are compared by
-/// their other fields only.
-pub fn walden_describes(rmgr: &str, desc: &str) -> bool {
-    let kind = desc.split(' ').next().unwrap_or_default();
-    match rmgr {
-        "LogicalMessage" => kind == "MESSAGE",
-        "XLOG" => matches!(
-            kind,
-            "SWITCH" | "NOOP" | "CHECKPOINT_SHUTDOWN" | "CHECKPOINT_ONLINE"
-        ),
-        "Transaction" => kind == "COMMIT",
-        _ => false,
-    }
-}
-
 /// One row of the `--stats` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatsRow {

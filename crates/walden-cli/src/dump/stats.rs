@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use walden::internals::maxalign;
+use walden::message::record_type_label;
 use walden::rmgr;
-use walden::rmgr::{RM_MAX_BUILTIN_ID, RM_XLOG_ID, XLOG_SWITCH};
+use walden::rmgr::{record_type_id, RM_MAX_BUILTIN_ID, RM_XLOG_ID, XLOG_SWITCH};
 use walden::{Lsn, SegmentSize, WalRecord};
 
 /// Counts of one resource manager.
@@ -34,6 +35,10 @@ pub struct Stats {
     /// Where the next record would be read (pg_waldump's `EndRecPtr`).
     end: Lsn,
     by_rmgr: BTreeMap<u8, Counts>,
+    /// Per record type (`--stats=record`): (rmgr, type id).
+    by_type: BTreeMap<(u8, u8), Counts>,
+    /// Print one row per record type instead of per rmgr.
+    per_record: bool,
 }
 
 /// `part` as a percentage of `whole` (0 when `whole` is 0), computed as
@@ -59,6 +64,21 @@ fn read_end(record: &WalRecord, seg: SegmentSize) -> Lsn {
 }
 
 impl Stats {
+    /// Statistics per rmgr, or per record type with `per_record`
+    /// (`--stats=record`).
+    pub fn new(per_record: bool) -> Stats {
+        Stats {
+            per_record,
+            ..Stats::default()
+        }
+    }
+
+    /// Sets where the statistics start: the first record read, even when
+    /// filters leave it out (pg_waldump's `stats.startptr`).
+    pub fn start_at(&mut self, lsn: Lsn) {
+        self.first.get_or_insert(lsn);
+    }
+
     /// The first record counted, if any.
     pub fn first_record(&self) -> Option<Lsn> {
         self.first
@@ -69,10 +89,17 @@ impl Stats {
         self.first.get_or_insert(record.lsn);
         self.end = read_end(record, seg);
         let rec_len = u64::from(record.rec_len());
-        let counts = self.by_rmgr.entry(record.header.rmid).or_default();
-        counts.records += 1;
-        counts.record_bytes += rec_len;
-        counts.fpi_bytes += u64::from(record.header.tot_len) - rec_len;
+        let fpi_len = u64::from(record.header.tot_len) - rec_len;
+        let (rmid, info) = (record.header.rmid, record.header.info);
+        let type_key = (rmid, record_type_id(rmid, info));
+        for counts in [
+            self.by_rmgr.entry(rmid).or_default(),
+            self.by_type.entry(type_key).or_default(),
+        ] {
+            counts.records += 1;
+            counts.record_bytes += rec_len;
+            counts.fpi_bytes += fpi_len;
+        }
     }
 
     /// Writes the table: every built-in resource manager, and each custom
@@ -108,19 +135,18 @@ impl Stats {
             if !rmgr::is_valid_rmid(rmid) || (!builtin && counts.records == 0) {
                 continue;
             }
-            writeln!(
-                out,
-                "{:<40} {:>7} ({:>6.2}) {:>20} ({:>6.2}) {:>20} ({:>6.2}) {:>20} ({:>6.2})",
-                rmgr::rmgr_name(rmid),
-                counts.records,
-                percent(counts.records, total.records),
-                counts.record_bytes,
-                percent(counts.record_bytes, total.record_bytes),
-                counts.fpi_bytes,
-                percent(counts.fpi_bytes, total.fpi_bytes),
-                counts.combined_bytes(),
-                percent(counts.combined_bytes(), total.combined_bytes()),
-            )?;
+            if !self.per_record {
+                write_row(out, &rmgr::rmgr_name(rmid), &counts, &total)?;
+                continue;
+            }
+            for ((_, ty), counts) in self.by_type.range((rmid, 0)..=(rmid, u8::MAX)) {
+                let name = format!(
+                    "{}/{}",
+                    rmgr::rmgr_name(rmid),
+                    record_type_label(rmid, ty << 4)
+                );
+                write_row(out, &name, counts, &total)?;
+            }
         }
         let rule = "--------";
         writeln!(out, "{:<40}{rule:>8}{rule:>30}{rule:>30}{rule:>30}", "")?;
@@ -140,4 +166,22 @@ impl Stats {
             total.combined_bytes(),
         )
     }
+}
+
+/// One row of the table: name, then count, record, FPI and combined bytes,
+/// each with its share of the total (PostgreSQL: `XLogDumpStatsRow`).
+fn write_row(out: &mut impl Write, name: &str, c: &Counts, total: &Counts) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<40} {:>7} ({:>6.2}) {:>20} ({:>6.2}) {:>20} ({:>6.2}) {:>20} ({:>6.2})",
+        name,
+        c.records,
+        percent(c.records, total.records),
+        c.record_bytes,
+        percent(c.record_bytes, total.record_bytes),
+        c.fpi_bytes,
+        percent(c.fpi_bytes, total.fpi_bytes),
+        c.combined_bytes(),
+        percent(c.combined_bytes(), total.combined_bytes()),
+    )
 }

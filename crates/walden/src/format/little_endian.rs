@@ -61,11 +61,6 @@ impl<'a> Cursor<'a> {
         self.bytes.len() - self.pos
     }
 
-    /// Bytes read so far.
-    pub(crate) fn position(&self) -> usize {
-        self.pos
-    }
-
     /// The next `n` bytes, or `None` (and no progress) if fewer are left.
     pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
@@ -118,7 +113,7 @@ mod tests {
         assert_eq!(c.u16(), Some(0xD110));
         assert_eq!(c.u32(), Some(1));
         assert_eq!(c.u32(), None, "only one byte is left");
-        assert_eq!(c.position(), 6, "a failed read does not move the cursor");
+        assert_eq!(c.remaining(), 1, "a failed read does not move the cursor");
         assert_eq!(c.take(2), None);
         assert_eq!(c.u8(), Some(9));
         assert_eq!(c.remaining(), 0);

@@ -6,9 +6,9 @@
 //! - [`page`]: page headers and their `XLP_*` flags;
 //! - [`record`]: the 24-byte record header;
 //! - [`body`]: block references, origin, top-level xid and main data;
-//! - [`rmgr`]: resource manager ids and record-type names;
+//! - [`rmgr`]: resource manager ids and names;
 //! - [`message`]: logical messages, checkpoints, switch, commit, and
-//!   pg_waldump-style descriptions;
+//!   pg_waldump's record-type names and descriptions of every rmgr;
 //! - `layout`: what differs between the [`WalFormat`]s (record header
 //!   size and link field, page magic), with [`self_lsn`] and [`compact`]
 //!   holding the two non-PostgreSQL formats' constants;

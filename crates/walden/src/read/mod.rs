@@ -31,9 +31,11 @@ pub use storage_segments::StorageSource;
 pub use validate::MAX_RECORD_LEN;
 
 use crate::format::body::{Body, BodyError};
-use crate::format::message::{describe_block_refs, describe_with_origin};
+use crate::format::message::{
+    describe_block_details, describe_block_refs, describe_body, record_type_label,
+};
 use crate::format::record::RecordHeader;
-use crate::format::rmgr::{record_type_label, rmgr_name};
+use crate::format::rmgr::rmgr_name;
 use crate::lsn::{Lsn, TimeLineId};
 
 /// What to read.
@@ -99,19 +101,33 @@ impl WalRecord {
     }
 
     /// pg_waldump's `desc:` text: the description
-    /// ([`describe`](crate::format::message::describe)) followed by the
+    /// ([`describe_body`](crate::format::message::describe_body)) followed by the
     /// short block reference list (`, blkref #0: rel 1663/5/1247 blk 14 FPW`).
     pub fn describe(&self) -> String {
+        let mut out = self.describe_record();
+        if let Ok(body) = self.parse_body() {
+            out.push_str(&describe_block_refs(&body));
+        }
+        out
+    }
+
+    /// pg_waldump's `desc:` text without the block references, as it
+    /// prints it with `--bkp-details` (see [`describe`](Self::describe)).
+    pub fn describe_record(&self) -> String {
         let (rmid, info) = (self.header.rmid, self.header.info);
         match self.parse_body() {
-            Ok(body) => {
-                let mut out =
-                    describe_with_origin(rmid, info, body.main_data, body.origin.unwrap_or(0));
-                out.push_str(&describe_block_refs(&body));
-                out
-            }
+            Ok(body) => describe_body(rmid, info, &body),
             Err(e) => format!("{} <{e}>", record_type_label(rmid, info)),
         }
+    }
+
+    /// pg_waldump's `--bkp-details` lines for the block references
+    /// ([`describe_block_details`]), each ending in a newline; empty without
+    /// blocks or when the body does not decode.
+    pub fn block_details(&self) -> String {
+        self.parse_body()
+            .map(|b| describe_block_details(&b))
+            .unwrap_or_default()
     }
 
     /// The record's total length (`xl_tot_len`).

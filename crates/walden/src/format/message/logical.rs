@@ -2,9 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::MainDataError;
+use super::{MainDataError, Rec};
 use crate::format::little_endian::Cursor;
-use crate::format::record::XLR_RMGR_INFO_MASK;
 use crate::format::rmgr::XLOG_LOGICAL_MESSAGE;
 
 /// Size of the fixed part of a logical message's main data
@@ -116,10 +115,18 @@ fn parse(main_data: &[u8]) -> Result<MessageRef<'_>, MainDataError> {
 /// `transactional, prefix "test"; payload (N bytes): 78 78 ...`: every
 /// payload byte in upper-case hex, the prefix up to its first NUL as C
 /// prints it (PostgreSQL: `logicalmsg_desc`).
-pub(super) fn describe(info: u8, main_data: &[u8], out: &mut String) -> Result<(), MainDataError> {
-    if info & XLR_RMGR_INFO_MASK != XLOG_LOGICAL_MESSAGE {
+/// PostgreSQL: `logicalmsg_identify`.
+pub(super) fn identify(info: u8) -> Option<&'static str> {
+    (info == XLOG_LOGICAL_MESSAGE).then_some("MESSAGE")
+}
+
+/// `[non-]transactional, prefix "P"; payload (N bytes): XX XX ...`
+/// (PostgreSQL: `logicalmsg_desc`).
+pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDataError> {
+    if rec.info != XLOG_LOGICAL_MESSAGE {
         return Ok(());
     }
+    let main_data = rec.body.main_data;
     let MessageRef {
         transactional,
         prefix,
@@ -220,5 +227,26 @@ mod tests {
             LogicalMessage::decode(&SAMPLE[..20]),
             Err(MainDataError::TooShort { .. })
         ));
+    }
+}
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // LogicalMessage at 0/01E78E00
+            (
+                21,
+                0x00,
+                "ff1f050000000156000002000000000000000500000000000000700068656c6c6f",
+                "MESSAGE transactional, prefix \"p\"; payload (5 bytes): 68 65 6C 6C 6F",
+            ),
+        ]);
     }
 }

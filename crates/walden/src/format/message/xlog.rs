@@ -3,13 +3,13 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use super::{format_timestamptz, MainDataError};
+use super::{format_timestamptz, MainDataError, Rec};
 use crate::format::little_endian::{fixed_field, Cursor};
-use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK};
+use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
 use crate::format::rmgr::{
     RM_XLOG_ID, XLOG_BACKUP_END, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN,
-    XLOG_END_OF_RECOVERY, XLOG_FPW_CHANGE, XLOG_NEXTOID, XLOG_OVERWRITE_CONTRECORD,
-    XLOG_PARAMETER_CHANGE, XLOG_RESTORE_POINT, XLOG_SWITCH,
+    XLOG_END_OF_RECOVERY, XLOG_FPI, XLOG_FPI_FOR_HINT, XLOG_FPW_CHANGE, XLOG_NEXTOID, XLOG_NOOP,
+    XLOG_OVERWRITE_CONTRECORD, XLOG_PARAMETER_CHANGE, XLOG_RESTORE_POINT, XLOG_SWITCH,
 };
 use crate::lsn::Lsn;
 
@@ -274,8 +274,30 @@ fn c_string(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 }
 
 /// Details of an XLOG record (PostgreSQL: `xlog_desc`).
-pub(super) fn describe(info: u8, main_data: &[u8], out: &mut String) -> Result<(), MainDataError> {
-    let ty = info & XLR_RMGR_INFO_MASK;
+/// The XLOG record type's name (PostgreSQL: `xlog_identify`).
+pub(super) fn identify(info: u8) -> Option<&'static str> {
+    Some(match info {
+        XLOG_CHECKPOINT_SHUTDOWN => "CHECKPOINT_SHUTDOWN",
+        XLOG_CHECKPOINT_ONLINE => "CHECKPOINT_ONLINE",
+        XLOG_NOOP => "NOOP",
+        XLOG_NEXTOID => "NEXTOID",
+        XLOG_SWITCH => "SWITCH",
+        XLOG_BACKUP_END => "BACKUP_END",
+        XLOG_PARAMETER_CHANGE => "PARAMETER_CHANGE",
+        XLOG_RESTORE_POINT => "RESTORE_POINT",
+        XLOG_FPW_CHANGE => "FPW_CHANGE",
+        XLOG_END_OF_RECOVERY => "END_OF_RECOVERY",
+        XLOG_FPI_FOR_HINT => "FPI_FOR_HINT",
+        XLOG_FPI => "FPI",
+        XLOG_OVERWRITE_CONTRECORD => "OVERWRITE_CONTRECORD",
+        _ => return None,
+    })
+}
+
+/// Details of an XLOG record (PostgreSQL: `xlog_desc`); SWITCH, NOOP and
+/// the FPI records have none.
+pub(super) fn describe(rec: &Rec<'_, '_>, out: &mut String) -> Result<(), MainDataError> {
+    let (ty, main_data) = (rec.info, rec.body.main_data);
     match ty {
         XLOG_CHECKPOINT_SHUTDOWN | XLOG_CHECKPOINT_ONLINE => {
             let cp = CheckPoint::decode(main_data)?;
@@ -451,5 +473,35 @@ mod tests {
             OVERWRITE_CONTRECORD_SIZE,
         );
         assert_eq!(PARAMETER_CHANGE_WAL_LOG_HINTS.start, 6 * 4);
+    }
+}
+
+/// Records a PostgreSQL 15 server wrote (`scripts/pg-wal-every-rmgr`): rmgr,
+/// info, the body after the record header, and pg_waldump 15.20's description
+/// of each (its `--bkp-details` text, without block references).
+#[cfg(test)]
+mod written_by_postgres {
+    use super::super::test_support::assert_described;
+
+    #[test]
+    fn described_as_pg_waldump_describes_them() {
+        assert_described(&[
+            // XLOG at 0/01F000D8
+            (0, 0x50, "ff082800f00100000000", "BACKUP_END 0/1F00028"),
+            // XLOG at 0/01A052F8
+            (0, 0x10, "ff58c052a00100000000010000000100000001000000000000002d80000000000000006000000108000066060000cc02000001000000010000000000000000000000a925076b00000000f87f00002b8000002c80000000000000", "CHECKPOINT_ONLINE redo 0/1A052C0; tli 1; prev tli 1; fpw true; xid 0:32813; oid 24576; multi 2049; offset 1638; oldest xid 716 in DB 1; oldest multi 1 in DB 0; oldest/newest commit timestamp xid: 32760/32811; oldest running xid 32812; online"),
+            // XLOG at 0/01000028
+            (0, 0x00, "ff58280000010000000001000000010000000100000000000000f87f000000000000043500000008000064060000cc02000001000000010000000000000000000000a725076b0000000000000000000000000000000000000000", "CHECKPOINT_SHUTDOWN redo 0/1000028; tli 1; prev tli 1; fpw true; xid 0:32760; oid 13572; multi 2048; offset 1636; oldest xid 716 in DB 1; oldest multi 1 in DB 0; oldest/newest commit timestamp xid: 0/0; oldest running xid 0; shutdown"),
+            // XLOG at 0/02018CF8
+            (0, 0x80, "ff0100", "FPW_CHANGE false"),
+            // XLOG at 0/010002C8
+            (0, 0x30, "ff0400600000", "NEXTOID 24576"),
+            // XLOG at 0/010000A0
+            (0, 0x60, "ff1c64000000080000000a00000004000000400000000200000000010000", "PARAMETER_CHANGE max_connections=100 max_worker_processes=8 max_wal_senders=10 max_prepared_xacts=4 max_locks_per_xact=64 wal_level=logical wal_log_hints=off track_commit_timestamp=on"),
+            // XLOG at 0/01E78EA8
+            (0, 0x70, "ff481f7f3b931c040300727031003156000050f05293fc7f000078f71764315600009843d06931560000f8a0dd6931560000209edd693156000010a0dd693156000070f05293fc7f0000", "RESTORE_POINT rp1"),
+            // XLOG at 0/01E7FB28
+            (0, 0x40, "", "SWITCH "),
+        ]);
     }
 }
