@@ -65,8 +65,9 @@ pub use read::{
 };
 pub use record::{Record, RecordError, MAX_RECORD_SIZE};
 pub use segment::{
-    ControlFileError, CorruptControlFile, FileOp, FileSyncMode, FsStorage, InvalidControlValue,
-    IoFailure, OpenOptions, SegmentError, SegmentPrep, Storage, StorageFile,
+    ControlFileError, CorruptControlFile, DirLockError, FileOp, FileSyncMode, FsStorage,
+    InvalidControlValue, IoFailure, LockOutcome, LockTable, OpenOptions, SegmentError, SegmentPrep,
+    Storage, StorageFile, StorageLock, LOCK_FILE_NAME,
 };
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};

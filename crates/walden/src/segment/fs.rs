@@ -1,12 +1,14 @@
 //! [`FsStorage`]: the real [`Storage`], over `std::fs`.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::storage::{write_parts_in_turn, FileSyncMode, OpenOptions, Storage, StorageFile};
+use super::storage::{
+    write_parts_in_turn, FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile, StorageLock,
+};
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
 /// `pwrite(2)`) and `O_DSYNC`/`O_SYNC` from [`FileSyncMode`].
@@ -77,7 +79,42 @@ impl Storage for FsStorage {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         path.try_exists()
     }
+
+    /// `flock(2)` on the file: the lock belongs to this open file
+    /// description, so a second opening in the same process conflicts too,
+    /// and the kernel releases it when the process ends, however it ends.
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        // SAFETY: flock only reads its integer arguments and acts on a
+        // descriptor `file` keeps open.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let error = io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(error);
+            }
+            // The holder may be writing its name right now: empty then.
+            let mut recorded = String::new();
+            (&file).read_to_string(&mut recorded)?;
+            return Ok(LockOutcome::Held(recorded.trim().to_owned()));
+        }
+        file.set_len(0)?;
+        file.write_all_at(holder.as_bytes(), 0)?;
+        Ok(LockOutcome::Acquired(Box::new(FsLock { _file: file })))
+    }
 }
+
+/// A lock of [`FsStorage`]: closing the file releases it.
+#[derive(Debug)]
+struct FsLock {
+    _file: fs::File,
+}
+
+impl StorageLock for FsLock {}
 
 /// A file of [`FsStorage`].
 #[derive(Debug)]

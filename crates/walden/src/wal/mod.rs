@@ -21,7 +21,7 @@ use crate::lsn::Lsn;
 use crate::read::{ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage,
+    plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage, StorageLock,
 };
 use crate::sync::{AtomicU64, Ordering};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -192,6 +192,9 @@ pub struct Wal {
     _prealloc: Preallocator,
     _writer: Option<BackgroundWriter>,
     closed: bool,
+    /// One writer per log: the WAL directory's lock, released last, after
+    /// the threads above have stopped.
+    _lock: Box<dyn StorageLock>,
 }
 
 // Every method takes `&self`, so one `Wal` serves any number of threads

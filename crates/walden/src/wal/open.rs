@@ -24,8 +24,8 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    check_no_hole, check_segment_sizes, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure,
-    SegmentError, SegmentFiles, Storage,
+    check_no_hole, check_segment_sizes, lock_dir, rewrite_durably, ControlFile, FileOp, FsStorage,
+    IoFailure, SegmentError, SegmentFiles, Storage, StorageLock,
 };
 use crate::sync::AtomicU64;
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -125,6 +125,7 @@ impl Wal {
         storage
             .create_dir_all(dir)
             .map_err(|e| SegmentError::from(IoFailure::new(FileOp::CreateDir, dir, e)))?;
+        let lock = lock_dir(&*storage, dir)?;
         let files = SegmentFiles::new(storage.clone(), dir, seg, FIRST_TIMELINE);
         if storage.exists(&ControlFile::path(dir)).unwrap_or(true) || !files.list()?.is_empty() {
             return Err(Error::AlreadyExists(dir.to_path_buf()));
@@ -139,7 +140,7 @@ impl Wal {
             page: start,
             first_page: FirstPage::Fresh,
         };
-        let wal = Wal::start(config, seg, storage, files, control, tail)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
         // The first record, as initdb writes it: a shutdown checkpoint.
         wal.shared.checkpoint(true)?;
         wal.shared.mark_open()?;
@@ -159,7 +160,11 @@ impl Wal {
     ) -> Result<(Wal, RecoveryReport), Error> {
         config.validate()?;
         let dir = dir.as_ref();
+        // Locked before anything is read; a missing log is still reported
+        // as a missing control file.
+        let lock = lock_dir(&*storage, dir);
         let control = ControlFile::read(&*storage, dir)?;
+        let lock = lock?;
         let seg = control.segment_size;
         if seg.bytes() != config.segment_size {
             return Err(ConfigError::Mismatch {
@@ -190,7 +195,7 @@ impl Wal {
         if fresh_segment {
             discard_segments_after(&files, seg.segno(tail.page))?;
         }
-        let wal = Wal::start(config, seg, storage, files, control, tail)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
         if let Some((aborted, _)) = overwrite {
             let body = OverwriteContrecord {
                 overwritten_lsn: aborted,
@@ -220,6 +225,7 @@ impl Wal {
         files: SegmentFiles,
         control: ControlFile,
         tail: Tail,
+        lock: Box<dyn StorageLock>,
     ) -> Result<Wal, Error> {
         let pages = (config.buffers / PAGE_SIZE) as usize;
         let ring = BufferRing::new(
@@ -289,6 +295,7 @@ impl Wal {
             _prealloc: prealloc,
             _writer: writer,
             closed: false,
+            _lock: lock,
         })
     }
 }

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use walden::internals::{ControlFile, PrepareFor, SegmentFiles};
 use walden::{
-    ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, SegmentPrep, Storage,
-    StorageFile,
+    ControlFileError, FileOp, FsStorage, LockOutcome, OpenOptions, SegmentError, SegmentPrep,
+    Storage, StorageFile,
 };
 use walden::{Lsn, SegmentSize, WalFormat};
 
@@ -121,6 +121,10 @@ impl Storage for CrashingStorage {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.step("exists", name(path))?;
         FsStorage::new().exists(path)
+    }
+
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        FsStorage::new().try_lock(path, holder)
     }
 }
 

@@ -7,7 +7,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use walden::{
-    Config, ConfigError, FsStorage, Lsn, OpenOptions, Record, Storage, StorageFile, SyncMethod, Wal,
+    Config, ConfigError, FsStorage, LockOutcome, Lsn, OpenOptions, Record, Storage, StorageFile,
+    SyncMethod, Wal,
 };
 
 /// How long a test waits for the writer before failing.
@@ -164,6 +165,9 @@ impl Storage for GatedStorage {
     }
     fn exists(&self, path: &Path) -> io::Result<bool> {
         FsStorage.exists(path)
+    }
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        FsStorage.try_lock(path, holder)
     }
 }
 
