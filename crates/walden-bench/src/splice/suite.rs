@@ -24,10 +24,10 @@ Examples:
 pub struct SpliceArgs {
     /// 1 MiB segments each log fills (the recycled scenario pairs every new
     /// segment with every old one: about 30,000 splices per pair).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..))]
     pub segments: u64,
     /// Most sectors of old bytes per splice (a torn write may span pages).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sectors: u64,
     /// Seed of the record sizes.
     #[arg(long, default_value_t = 0x5EED_0001)]
