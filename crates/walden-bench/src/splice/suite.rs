@@ -1,6 +1,7 @@
 //! `walden bench splice`: the torn-write splice experiment (Tom Lane's case
 //! in seed 001) for every format and scenario: how many stale records each
-//! format accepts.
+//! format accepts raw, and how many under the engine's own restart and
+//! recycling rules.
 
 use clap::Args;
 
@@ -85,17 +86,29 @@ pub fn run(args: &SpliceArgs) -> Result<(), BenchError> {
 
 fn print_table(results: &[SpliceResult]) {
     println!(
-        "{:<12} {:<15} {:>9} {:>13} {:>15}",
-        "scenario", "format", "splices", "stale starts", "stale accepted"
+        "{:<12} {:<15} {:>9} {:>13} {:>15}   {:>14} {:>15}",
+        "", "", "raw", "", "", "engine rules", ""
+    );
+    println!(
+        "{:<12} {:<15} {:>9} {:>13} {:>15}   {:>14} {:>15}",
+        "scenario",
+        "format",
+        "splices",
+        "stale starts",
+        "stale accepted",
+        "splices",
+        "stale accepted"
     );
     for r in results {
         println!(
-            "{:<12} {:<15} {:>9} {:>13} {:>15}",
+            "{:<12} {:<15} {:>9} {:>13} {:>15}   {:>14} {:>15}",
             r.scenario.name(),
             r.format.to_string(),
             r.splices,
             r.stale_starts,
-            r.accepted
+            r.accepted,
+            r.engine_splices,
+            r.engine_accepted
         );
     }
 }

@@ -49,7 +49,7 @@ pub use files::SegmentFiles;
 pub use fs::FsStorage;
 pub use lock_table::LockTable;
 pub use prepare::{PrepareFor, SegmentPrep};
-pub use recycle::{plan_recycling, RecyclePlan};
+pub use recycle::{may_recycle, plan_recycling, RecyclePlan};
 pub(crate) use rewrite_after_failed_sync::rewrite_durably;
 #[cfg(feature = "sim")]
 pub use sim::{SimStats, SimStorage};

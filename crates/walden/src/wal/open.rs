@@ -4,6 +4,9 @@
 //! reads from the control file's redo point to the first invalid record;
 //! that is the end of WAL and the next record goes there, chained to the
 //! last valid one, so the log stays one readable sequence across crashes.
+//! After an unclean shutdown that next record is an `XLOG_SWITCH`, and the
+//! segments after the end are removed: new records start in a fresh
+//! segment, never over bytes a crashed incarnation may have left.
 //! A multi-page record cut off by the crash is handled as PostgreSQL 15
 //! does: new WAL starts on the page where its continuation is missing, that
 //! page is flagged `XLP_FIRST_IS_OVERWRITE_CONTRECORD`, and its first record
@@ -76,6 +79,19 @@ impl Tail {
             FirstPage::Existing(bytes) => Lsn(self.page.0 + bytes.len() as u64),
             _ => self.page,
         }
+    }
+}
+
+impl Tail {
+    /// The last segment holding WAL the log continues from: the tail's, or
+    /// the one before if the tail is at the very start of its segment (that
+    /// segment holds nothing of the log, at best a crashed incarnation's
+    /// records at the LSNs new ones would take).
+    fn last_written_segment(&self, seg: SegmentSize) -> u64 {
+        let segno = seg.segno(self.page);
+        let untouched =
+            matches!(self.first_page, FirstPage::Fresh) && self.page == seg.segment_start(segno);
+        segno - u64::from(untouched && segno > 0)
     }
 }
 
@@ -191,9 +207,11 @@ impl Wal {
             // Recovery read the WAL up to the tail; make sure it is on disk.
             rewrite_durably(&files, control.redo.page_start(), tail.durable_end())?;
         }
-        let fresh_segment = !control.clean_shutdown && !control.format.has_prev_link();
+        // After an unclean shutdown, in every format, new records start in a
+        // segment no earlier incarnation wrote (docs/reliability.md).
+        let fresh_segment = !control.clean_shutdown;
         if fresh_segment {
-            discard_segments_after(&files, seg.segno(tail.page))?;
+            discard_segments_after(&files, tail.last_written_segment(seg))?;
         }
         let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
         if let Some((aborted, _)) = overwrite {
@@ -206,10 +224,14 @@ impl Wal {
             wal.insert_and_flush(&Record::new(RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD, body))?;
         }
         if fresh_segment {
-            // A format without prev-links cannot tell a stale record at the
-            // same LSN (written before the crash, past the end recovery
-            // found) from a current one: new records start in a segment
-            // no earlier incarnation wrote, after a durable switch.
+            // A record written before the crash, past the end recovery
+            // found, may lie at the very LSN a new record would take: no
+            // format can tell it from a current one if a torn write exposes
+            // it (without prev-links nothing differs; with them, the
+            // predecessor may start where the old one did). So new records
+            // start in a segment no earlier incarnation wrote, after a
+            // durable switch; stale bytes after the switch record are never
+            // read, since a reader goes to the next segment after it.
             if let Some(span) = wal.shared.insert.switch()? {
                 wal.flush(span.end)?;
             }
