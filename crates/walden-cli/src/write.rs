@@ -4,7 +4,7 @@
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -154,13 +154,22 @@ pub fn run(args: &WriteArgs) -> Result<()> {
             .with_context(|| format!("creating {}", args.dir.display()))?
     };
     let acked = match &args.acked {
-        Some(p) => Some(Mutex::new(
-            OpenOptions::new()
+        Some(p) => {
+            let file = OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(p)
-                .with_context(|| format!("opening {}", p.display()))?,
-        )),
+                .with_context(|| format!("opening {}", p.display()))?;
+            // The file's entry must survive a power cut as its lines do.
+            let parent = match p.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir,
+                _ => Path::new("."),
+            };
+            std::fs::File::open(parent)
+                .and_then(|dir| dir.sync_all())
+                .with_context(|| format!("syncing the directory {}", parent.display()))?;
+            Some(Mutex::new(file))
+        }
         None => None,
     };
     let clock = std::time::SystemTime::now()

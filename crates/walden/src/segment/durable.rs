@@ -1,4 +1,5 @@
-//! Installing a file atomically and durably under its final name.
+//! Installing a file atomically and durably under its final name, and
+//! creating a directory durably.
 
 use std::io;
 use std::path::Path;
@@ -70,4 +71,94 @@ pub(crate) fn rename_durably(
 /// carries the final name.
 pub(crate) fn discard(storage: &dyn Storage, temp: &Path) {
     let _ = storage.remove_file(temp);
+}
+
+/// Creates `dir` and any missing parents, and makes its entry durable: a
+/// sync of the parent of `dir` and of every parent created with it, top
+/// down, so that a power cut after this returns cannot take away the
+/// directory the log's files are in (PostgreSQL: `fsync_parent_path`).
+pub(crate) fn create_dir_durably(storage: &dyn Storage, dir: &Path) -> Result<(), IoFailure> {
+    let mut created = vec![dir];
+    for ancestor in dir.ancestors().skip(1) {
+        let exists = ancestor.as_os_str().is_empty()
+            || storage
+                .exists(ancestor)
+                .map_err(failed(FileOp::CheckExists, ancestor))?;
+        if exists {
+            break;
+        }
+        created.push(ancestor);
+    }
+    storage
+        .create_dir_all(dir)
+        .map_err(failed(FileOp::CreateDir, dir))?;
+    for made in created.iter().rev() {
+        let parent = match made.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            Some(_) => Path::new("."),
+            None => continue,
+        };
+        storage
+            .sync_dir(parent)
+            .map_err(failed(FileOp::SyncDir, parent))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::storage::LockOutcome;
+    use crate::segment::FsStorage;
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+
+    /// The real file system, recording which directories were synced.
+    #[derive(Debug, Default)]
+    struct SyncedDirs(Mutex<Vec<PathBuf>>);
+
+    impl Storage for SyncedDirs {
+        fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
+            FsStorage.open(path, opts)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+            FsStorage.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> io::Result<()> {
+            FsStorage.remove_file(path)
+        }
+        fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+            FsStorage.list_dir(dir)
+        }
+        fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+            self.0.lock().unwrap().push(dir.to_path_buf());
+            FsStorage.sync_dir(dir)
+        }
+        fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+            FsStorage.create_dir_all(dir)
+        }
+        fn exists(&self, path: &Path) -> io::Result<bool> {
+            FsStorage.exists(path)
+        }
+        fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+            FsStorage.try_lock(path, holder)
+        }
+    }
+
+    #[test]
+    fn a_new_directory_and_every_new_parent_are_synced_into_their_parents() {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = SyncedDirs::default();
+        let dir = tmp.path().join("a/b/wal");
+        create_dir_durably(&storage, &dir).unwrap();
+        assert!(dir.is_dir());
+        let a = tmp.path().join("a");
+        let expected = vec![tmp.path().to_path_buf(), a.clone(), a.join("b")];
+        assert_eq!(*storage.0.lock().unwrap(), expected);
+
+        // An existing directory: its entry is synced into its parent again.
+        let storage = SyncedDirs::default();
+        create_dir_durably(&storage, &dir).unwrap();
+        assert_eq!(*storage.0.lock().unwrap(), vec![a.join("b")]);
+    }
 }

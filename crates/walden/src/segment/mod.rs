@@ -44,6 +44,7 @@ pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidCont
 pub use damage_check::{check_no_hole, check_segment_sizes};
 pub(crate) use dir_lock::lock_dir;
 pub use dir_lock::{DirLockError, LOCK_FILE_NAME};
+pub(crate) use durable::create_dir_durably;
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;

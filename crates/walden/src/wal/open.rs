@@ -27,8 +27,8 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    check_no_hole, check_segment_sizes, lock_dir, rewrite_durably, ControlFile, FileOp, FsStorage,
-    IoFailure, SegmentError, SegmentFiles, Storage, StorageLock,
+    check_no_hole, check_segment_sizes, create_dir_durably, lock_dir, rewrite_durably, ControlFile,
+    FileOp, FsStorage, IoFailure, SegmentError, SegmentFiles, Storage, StorageLock,
 };
 use crate::sync::AtomicU64;
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -138,9 +138,7 @@ impl Wal {
             return Err(Error::FirstSegment(first_segment));
         }
         let dir = dir.as_ref();
-        storage
-            .create_dir_all(dir)
-            .map_err(|e| SegmentError::from(IoFailure::new(FileOp::CreateDir, dir, e)))?;
+        create_dir_durably(&*storage, dir).map_err(SegmentError::from)?;
         let lock = lock_dir(&*storage, dir)?;
         let files = SegmentFiles::new(storage.clone(), dir, seg, FIRST_TIMELINE);
         if storage.exists(&ControlFile::path(dir)).unwrap_or(true) || !files.list()?.is_empty() {
