@@ -300,6 +300,10 @@ fn config(format: WalFormat, settings: SpliceSettings) -> Config {
         buffers: 1 << 20,
         sync_method: SyncMethod::None,
         recycle_segments: settings.segments as usize + 2,
+        // No background preallocation: which files exist, and so what is
+        // recycled where, follows the records alone (the same counts on
+        // every run), and only the engine's own actions create segments.
+        segments_ahead: 0,
         ..Config::default()
     }
 }

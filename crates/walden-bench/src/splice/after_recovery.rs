@@ -28,11 +28,8 @@ pub(super) fn build(
 ) -> Result<Experiment, SpliceError> {
     let seg = segment_size();
     let dir = tempdir(parent, "recovered")?;
-    let config = walden::Config {
-        // Only the engine's own actions create segments: none ahead.
-        segments_ahead: 0,
-        ..config(format, settings)
-    };
+    // No segment prepared ahead (`config`): every file is the engine's doing.
+    let config = config(format, settings);
     let wal = Wal::create_at_segment(
         dir.path(),
         config.clone(),
