@@ -43,6 +43,12 @@ fn segment(dir: &Path, segno: u64) -> PathBuf {
     SegmentFiles::new(std::sync::Arc::new(FsStorage), dir, seg, 1).path(segno)
 }
 
+/// Cuts the file at `path` to half a segment.
+fn truncate_to_half(path: &Path) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_len(SEGMENT / 2).unwrap();
+}
+
 /// Runs `walden verify DIR`; returns whether it succeeded, and its stderr.
 fn verify(dir: &Path) -> (bool, String) {
     let out = common::run(&["verify", dir.to_str().unwrap()]);
@@ -84,11 +90,7 @@ fn a_missing_middle_segment_fails() {
 #[test]
 fn a_truncated_middle_segment_fails() {
     let (_tmp, dir) = log(true);
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(segment(&dir, 3))
-        .unwrap();
-    file.set_len(SEGMENT / 2).unwrap();
+    truncate_to_half(&segment(&dir, 3));
     fails_with(
         &dir,
         "before the control file's last checkpoint",
@@ -124,11 +126,7 @@ fn after_a_crash_a_hole_before_later_wal_fails() {
         "a missing segment after a crash",
     );
     let (_tmp, dir) = log(false);
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(segment(&dir, 3))
-        .unwrap();
-    file.set_len(SEGMENT / 2).unwrap();
+    truncate_to_half(&segment(&dir, 3));
     fails_with(
         &dir,
         "a segment is damaged",

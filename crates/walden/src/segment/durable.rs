@@ -105,60 +105,31 @@ pub(crate) fn create_dir_durably(storage: &dyn Storage, dir: &Path) -> Result<()
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sim"))]
 mod tests {
     use super::*;
-    use crate::segment::storage::LockOutcome;
-    use crate::segment::FsStorage;
-    use std::path::PathBuf;
-    use std::sync::Mutex;
-
-    /// The real file system, recording which directories were synced.
-    #[derive(Debug, Default)]
-    struct SyncedDirs(Mutex<Vec<PathBuf>>);
-
-    impl Storage for SyncedDirs {
-        fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
-            FsStorage.open(path, opts)
-        }
-        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-            FsStorage.rename(from, to)
-        }
-        fn remove_file(&self, path: &Path) -> io::Result<()> {
-            FsStorage.remove_file(path)
-        }
-        fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-            FsStorage.list_dir(dir)
-        }
-        fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-            self.0.lock().unwrap().push(dir.to_path_buf());
-            FsStorage.sync_dir(dir)
-        }
-        fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-            FsStorage.create_dir_all(dir)
-        }
-        fn exists(&self, path: &Path) -> io::Result<bool> {
-            FsStorage.exists(path)
-        }
-        fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
-            FsStorage.try_lock(path, holder)
-        }
-    }
+    use crate::segment::SimStorage;
 
     #[test]
     fn a_new_directory_and_every_new_parent_are_synced_into_their_parents() {
-        let tmp = tempfile::tempdir().unwrap();
-        let storage = SyncedDirs::default();
-        let dir = tmp.path().join("a/b/wal");
-        create_dir_durably(&storage, &dir).unwrap();
-        assert!(dir.is_dir());
-        let a = tmp.path().join("a");
-        let expected = vec![tmp.path().to_path_buf(), a.clone(), a.join("b")];
-        assert_eq!(*storage.0.lock().unwrap(), expected);
-
+        let sim = SimStorage::new(1);
+        sim.create_dir_all(Path::new("/data")).unwrap();
+        let syncs = |sim: &SimStorage| sim.stats().syncs;
+        // /data/a, /data/a/b and /data/a/b/wal are new: /data, /data/a and
+        // /data/a/b are synced.
+        let dir = Path::new("/data/a/b/wal");
+        create_dir_durably(&sim, dir).unwrap();
+        assert!(sim.exists(dir).unwrap());
+        assert_eq!(syncs(&sim), 3);
         // An existing directory: its entry is synced into its parent again.
-        let storage = SyncedDirs::default();
-        create_dir_durably(&storage, &dir).unwrap();
-        assert_eq!(*storage.0.lock().unwrap(), vec![a.join("b")]);
+        create_dir_durably(&sim, dir).unwrap();
+        assert_eq!(syncs(&sim), 4);
+        // A failed sync is the error, naming the directory.
+        sim.fail_sync(1, false);
+        let err = create_dir_durably(&sim, Path::new("/data/c")).unwrap_err();
+        assert_eq!(
+            (err.op, err.path.as_path()),
+            (FileOp::SyncDir, Path::new("/data"))
+        );
     }
 }
