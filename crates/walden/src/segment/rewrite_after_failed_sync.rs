@@ -54,6 +54,7 @@ pub(crate) fn rewrite_durably(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::page::XLP_SEG_SIZE;
     use crate::lsn::SegmentSize;
     use crate::segment::{SimStorage, Storage};
     use std::path::Path;
@@ -86,10 +87,10 @@ mod tests {
         sim.restart();
         let one = sim.contents(&files.path(1)).unwrap();
         let two = sim.contents(&files.path(2)).unwrap();
-        assert!(
-            one[..512].iter().all(|&b| b == 0),
-            "a sector before the range: the failed sync's loss"
-        );
+        // A sector before the range: the failed sync's loss, back to the
+        // prepared segment's zeros and segment size.
+        assert_eq!(one[XLP_SEG_SIZE], (1u32 << 20).to_le_bytes());
+        assert!(one[XLP_SEG_SIZE.end..512].iter().all(|&b| b == 0));
         assert!(one[1024..4096].iter().all(|&b| b == 9));
         assert!(two[..4000].iter().all(|&b| b == 9));
     }

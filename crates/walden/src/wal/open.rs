@@ -80,9 +80,7 @@ impl Tail {
             _ => self.page,
         }
     }
-}
 
-impl Tail {
     /// The last segment holding WAL the log continues from: the tail's, or
     /// the one before if the tail is at the very start of its segment (that
     /// segment holds nothing of the log, at best a crashed incarnation's
@@ -174,8 +172,8 @@ impl Wal {
     ) -> Result<(Wal, RecoveryReport), Error> {
         config.validate()?;
         let dir = dir.as_ref();
-        // Locked before anything is read; a missing log is still reported
-        // as a missing control file.
+        // The lock is taken before anything is read, but a missing log is
+        // reported as a missing control file rather than as a lock failure.
         let lock = lock_dir(&*storage, dir);
         let control = ControlFile::read(&*storage, dir)?;
         let lock = lock?;
