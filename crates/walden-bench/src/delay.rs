@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use walden::{FileSyncMode, OpenOptions, Storage, StorageFile};
+use walden::{FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile};
 
 /// See the module docs.
 pub struct DelayStorage {
@@ -91,6 +91,10 @@ impl Storage for DelayStorage {
 
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.inner.exists(path)
+    }
+
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        self.inner.try_lock(path, holder)
     }
 }
 

@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use walden::{OpenOptions, Storage, StorageFile};
+use walden::{LockOutcome, LockTable, OpenOptions, Storage, StorageFile};
 
 /// See the module docs.
 #[derive(Debug, Default)]
 pub struct DiscardStorage {
     names: Mutex<Names>,
+    locks: LockTable,
 }
 
 #[derive(Debug, Default)]
@@ -112,6 +113,10 @@ impl Storage for DiscardStorage {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         let names = self.names();
         Ok(names.files.contains_key(path) || names.dirs.contains(path))
+    }
+
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        Ok(self.locks.try_lock(path, holder))
     }
 }
 

@@ -16,7 +16,7 @@ use clap::Args;
 #[derive(Args, Clone, Debug, PartialEq)]
 pub struct SliceArgs {
     /// Milliseconds of one slice of one case.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
     pub slice_ms: u64,
     /// Slices per case, interleaved with the other cases' so that a change
     /// in background load falls on all alike.

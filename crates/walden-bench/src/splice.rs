@@ -14,7 +14,15 @@
 //! spliced in at the same offset, and the reader is asked for the record
 //! after the last new one. A record returned there whose bytes are not the
 //! new record's is a stale record accepted.
+//!
+//! Each scenario is counted twice: raw (the format's own property: any old
+//! bytes under any new record) and under the engine's own rules, which
+//! decide what old bytes can lie under a new record at all: recycling never
+//! renames a segment to a name with its 16-bit id
+//! ([`may_recycle`]), and after an unclean shutdown new records start in a
+//! fresh segment (`after_recovery`: a crash and a real recovery).
 
+mod after_recovery;
 pub mod suite;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -22,6 +30,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde::Serialize;
+use walden::internals::may_recycle;
 use walden::FsStorage;
 use walden::{
     Config, Lsn, Record, ReservationKind, SegmentPos, SegmentSize, SyncMethod, Wal, WalFormat,
@@ -99,6 +108,10 @@ pub struct SpliceResult {
     pub stale_starts: u64,
     /// Stale records the reader accepted.
     pub accepted: u64,
+    /// Splices tried under the engine's own restart and recycling rules.
+    pub engine_splices: u64,
+    /// Stale records the reader accepted under those rules.
+    pub engine_accepted: u64,
 }
 
 /// Why the experiment could not run.
@@ -118,6 +131,9 @@ pub enum SpliceError {
         /// What the reader returned instead.
         detail: String,
     },
+    /// No record of the first segment can stand for the one a crash tore.
+    #[error("no record starting on a sector boundary to tear in segment {0}")]
+    NoTearPoint(u64),
     /// A temporary directory or a segment file could not be handled.
     #[error("{what}: {source}")]
     Io {
@@ -150,8 +166,9 @@ struct Experiment {
     pairs: BTreeMap<u64, Vec<u64>>,
 }
 
-/// Runs the experiment for `format` in `scenario`, with logs in temporary
-/// directories under `parent`; `progress(n)` is called as splices are done.
+/// Runs the experiment for `format` in `scenario`, raw and under the
+/// engine's rules, with logs in temporary directories under `parent`;
+/// `progress(n)` is called as splices are done.
 pub fn run(
     format: WalFormat,
     scenario: Scenario,
@@ -159,20 +176,45 @@ pub fn run(
     parent: &Path,
     mut progress: impl FnMut(u64),
 ) -> Result<SpliceResult, SpliceError> {
+    let raw = build(format, scenario, settings, parent)?;
+    let (splices, stale_starts, accepted) = count(&raw, settings, false, &mut progress)?;
+    let engine = match scenario {
+        Scenario::SameLsn => after_recovery::build(format, settings, parent)?,
+        Scenario::Recycled | Scenario::WrappedIds => raw,
+    };
+    let (engine_splices, _, engine_accepted) = count(&engine, settings, true, &mut progress)?;
+    Ok(SpliceResult {
+        format,
+        scenario,
+        splices,
+        stale_starts,
+        accepted,
+        engine_splices,
+        engine_accepted,
+    })
+}
+
+/// Splices the old files of `exp` into its new ones at every sector-aligned
+/// record boundary; returns the splices, the stale record starts among
+/// them, and the stale records accepted. Under the engine's `recycling`
+/// rule, a renamed file ([`may_recycle`]) holds its old bytes only if the
+/// engine would have renamed it; otherwise the file was created afresh and
+/// holds zeros.
+fn count(
+    exp: &Experiment,
+    settings: SpliceSettings,
+    recycling: bool,
+    progress: &mut impl FnMut(u64),
+) -> Result<(u64, u64, u64), SpliceError> {
     let seg = segment_size();
-    let Experiment { old, new, pairs } = build(format, scenario, settings, parent)?;
+    let Experiment { old, new, pairs } = exp;
+    let zeros = Arc::new(vec![0u8; SEGMENT_SIZE as usize]);
     let old_starts: HashSet<(u64, u64)> = old
         .records
         .iter()
         .map(|r| (seg.segno(r.lsn), seg.offset(r.lsn)))
         .collect();
-    let mut result = SpliceResult {
-        format,
-        scenario,
-        splices: 0,
-        stale_starts: 0,
-        accepted: 0,
-    };
+    let (mut splices, mut stale_starts, mut accepted) = (0, 0, 0);
     for w in new.records.windows(2) {
         let (before, record) = (&w[0], &w[1]);
         let segno = seg.segno(record.lsn);
@@ -181,9 +223,12 @@ pub fn run(
             continue;
         }
         for &old_segno in pairs.get(&segno).into_iter().flatten() {
-            let (Some(old_file), Some(new_file)) =
-                (old.files.get(&old_segno), new.files.get(&segno))
-            else {
+            let old_file = if recycling && old_segno != segno && !may_recycle(old_segno, segno) {
+                Some(&zeros)
+            } else {
+                old.files.get(&old_segno)
+            };
+            let (Some(old_file), Some(new_file)) = (old_file, new.files.get(&segno)) else {
                 continue;
             };
             let room = (SEGMENT_SIZE - offset) / SECTOR;
@@ -197,18 +242,18 @@ pub fn run(
                     files: new.files.clone(),
                     overlay: (segno, range.start, old_file[range].to_vec()),
                 };
-                result.splices += 1;
+                splices += 1;
                 if old_starts.contains(&(old_segno, offset)) {
-                    result.stale_starts += 1;
+                    stale_starts += 1;
                 }
                 if accepts_stale(source, before.lsn, record)? {
-                    result.accepted += 1;
+                    accepted += 1;
                 }
             }
         }
-        progress(result.splices);
+        progress(splices);
     }
-    Ok(result)
+    Ok((splices, stale_starts, accepted))
 }
 
 /// True if reading from `before` over `source` returns, after it, a record
@@ -246,6 +291,34 @@ fn accepts_stale(
     })
 }
 
+/// The configuration of every log of the experiment.
+fn config(format: WalFormat, settings: SpliceSettings) -> Config {
+    Config {
+        format,
+        reservation: ReservationKind::default_for(format),
+        segment_size: SEGMENT_SIZE,
+        buffers: 1 << 20,
+        sync_method: SyncMethod::None,
+        recycle_segments: settings.segments as usize + 2,
+        // No background preallocation: which files exist, and so what is
+        // recycled where, follows the records alone (the same counts on
+        // every run), and only the engine's own actions create segments.
+        segments_ahead: 0,
+        ..Config::default()
+    }
+}
+
+/// A temporary directory under `parent`, named for `name`.
+fn tempdir(parent: &Path, name: &str) -> Result<tempfile::TempDir, SpliceError> {
+    tempfile::Builder::new()
+        .prefix(&format!("walden-splice-{name}-"))
+        .tempdir_in(parent)
+        .map_err(io(format!(
+            "creating a directory under {}",
+            parent.display()
+        )))
+}
+
 /// Writes the old and new logs of `scenario` and pairs each new segment
 /// with the old segments whose bytes may lie under it.
 fn build(
@@ -254,24 +327,8 @@ fn build(
     settings: SpliceSettings,
     parent: &Path,
 ) -> Result<Experiment, SpliceError> {
-    let config = Config {
-        format,
-        reservation: ReservationKind::default_for(format),
-        segment_size: SEGMENT_SIZE,
-        buffers: 1 << 20,
-        sync_method: SyncMethod::None,
-        recycle_segments: settings.segments as usize + 2,
-        ..Config::default()
-    };
-    let tempdir = |name: &str| {
-        tempfile::Builder::new()
-            .prefix(&format!("walden-splice-{name}-"))
-            .tempdir_in(parent)
-            .map_err(io(format!(
-                "creating a directory under {}",
-                parent.display()
-            )))
-    };
+    let config = config(format, settings);
+    let tempdir = |name: &str| tempdir(parent, name);
     match scenario {
         Scenario::Recycled => {
             let dir = tempdir("recycled")?;

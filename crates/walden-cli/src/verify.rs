@@ -2,12 +2,14 @@
 //! every acknowledged record is present, intact and where it was reported.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
+use walden::internals::{check_no_hole, check_segment_sizes, ControlFile, SegmentFiles};
 use walden::message::LogicalMessage;
 use walden::rmgr::RM_LOGICALMSG_ID;
-use walden::{Lsn, ReadError, ReaderOptions, WalReader};
+use walden::{FsStorage, Lsn, ReadError, ReaderOptions, Wal, WalReader};
 
 use crate::self_checking::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
 
@@ -26,7 +28,21 @@ pub struct VerifyArgs {
 }
 
 /// Runs `walden verify`; an error means the log failed verification.
+///
+/// Beyond every record being valid, a Walden log (one with a control file)
+/// must read cleanly to where a clean log ends: through the control file's
+/// last checkpoint record, with every segment of full size and no segment
+/// missing before one holding WAL of its position, as recovery demands.
 pub fn run(args: &VerifyArgs) -> Result<()> {
+    let control = if Wal::exists(&args.dir) {
+        Some(
+            ControlFile::read(&FsStorage, &args.dir)
+                .with_context(|| format!("reading the control file of {}", args.dir.display()))?,
+        )
+    } else {
+        None
+    };
+    let mut checkpoint_read = false;
     let mut reader = WalReader::open(&args.dir, ReaderOptions::default())
         .with_context(|| format!("opening {}", args.dir.display()))?;
     let seg = reader.segment_size();
@@ -42,6 +58,7 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             Err(e) => return Err(e).context("reading the log"),
         };
         records += 1;
+        checkpoint_read |= control.as_ref().is_some_and(|c| c.checkpoint == rec.lsn);
         first.get_or_insert(rec.lsn);
         last_end = rec.end;
         // Inserts report the aligned end, where the next record goes.
@@ -70,6 +87,15 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             }
         }
     };
+    if let Some(control) = &control {
+        ends_cleanly(
+            &args.dir,
+            control,
+            checkpoint_read,
+            reader.next_lsn(),
+            &stop,
+        )?;
+    }
     let mut acked_count = 0;
     if let Some(path) = &args.acked {
         let text =
@@ -108,5 +134,35 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
         found.len(),
         first.unwrap_or(Lsn::INVALID),
     );
+    Ok(())
+}
+
+/// Fails, with the reason, unless a Walden log read to `end` (stopping for
+/// `stop`) ends where a clean log ends: past the control file's checkpoint
+/// record (`checkpoint_read`), with every segment of full size and no
+/// segment missing before a later one holding WAL of its position.
+fn ends_cleanly(
+    dir: &Path,
+    control: &ControlFile,
+    checkpoint_read: bool,
+    end: Lsn,
+    stop: &str,
+) -> Result<()> {
+    if !checkpoint_read {
+        bail!(
+            "the log stops at {end}, before the control file's last checkpoint record at {}: \
+             WAL before it is missing or damaged (stopped: {stop})",
+            control.checkpoint
+        );
+    }
+    let files = SegmentFiles::new(
+        Arc::new(FsStorage),
+        dir,
+        control.segment_size,
+        control.timeline,
+    );
+    check_segment_sizes(&files, 0).context("a segment is damaged")?;
+    check_no_hole(&files, end, control.system_identifier)
+        .with_context(|| format!("the log stops at {end} ({stop}), but WAL follows a hole"))?;
     Ok(())
 }

@@ -4,20 +4,23 @@
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use walden::internals::ControlFile;
 use walden::FsStorage;
 use walden::{
     Config, Eviction, PageInitKind, Record, ReservationKind, SegmentPrep, SlotChoice, SyncMethod,
-    Wal, WalFormat,
+    Wal, WalFormat, MAX_RECORD_SIZE,
 };
 
 use crate::self_checking::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
+
+/// Segment size of a new log unless `--segment-size` says otherwise.
+const DEFAULT_SEGMENT_SIZE: &str = "16MB";
 
 /// Arguments of `walden write`.
 #[derive(clap::Args, Debug)]
@@ -34,8 +37,8 @@ pub struct WriteArgs {
     /// Records to insert, over all threads.
     #[arg(long, default_value_t = 10_000)]
     pub records: u64,
-    /// Inserting threads.
-    #[arg(long, default_value_t = 4)]
+    /// Inserting threads (at least 1).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: u32,
     /// Payload size range MIN-MAX (or one size), bytes or with KB/MB/GB
     /// suffix (powers of 1024). Payloads are at least 36 bytes.
@@ -45,16 +48,17 @@ pub struct WriteArgs {
     /// records of custom resource manager 128.
     #[arg(long)]
     pub logical_message: bool,
-    /// Segment size for a new log (ignored when appending).
-    #[arg(long, default_value = "16MB")]
-    pub segment_size: String,
+    /// Segment size of a new log (default 16MB); when appending, it must be
+    /// the log's own, if given.
+    #[arg(long)]
+    pub segment_size: Option<String>,
     /// Shared buffer size.
     #[arg(long, default_value = "16MB")]
     pub buffers: String,
-    /// On-disk format of a new log: postgres15, self-lsn or compact-wal-id
-    /// (when appending, the log's own, from its control file).
-    #[arg(long, default_value = "postgres15")]
-    pub format: WalFormat,
+    /// On-disk format of a new log: postgres15 (the default), self-lsn or
+    /// compact-wal-id; when appending, it must be the log's own, if given.
+    #[arg(long)]
+    pub format: Option<WalFormat>,
     /// How space is reserved: spinlock, prev-link-table or
     /// prev-link-in-buffer for postgres15, unlinked for the others
     /// (default: the library's default for the format).
@@ -108,13 +112,22 @@ pub struct WriteArgs {
 /// Runs `walden write`.
 pub fn run(args: &WriteArgs) -> Result<()> {
     let (min, max) = self_checking::parse_size_range(&args.size)?;
+    if max > MAX_RECORD_SIZE as u64 {
+        bail!(
+            "--size {}: a payload is at most {MAX_RECORD_SIZE} bytes",
+            args.size
+        );
+    }
+    let format = args.format.unwrap_or_default();
     let mut config = Config {
-        segment_size: walden_bench::units::parse_size(&args.segment_size)?,
+        segment_size: walden_bench::units::parse_size(
+            args.segment_size.as_deref().unwrap_or(DEFAULT_SEGMENT_SIZE),
+        )?,
         buffers: walden_bench::units::parse_size(&args.buffers)?,
-        format: args.format,
+        format,
         reservation: args
             .reservation
-            .unwrap_or(ReservationKind::default_for(args.format)),
+            .unwrap_or(ReservationKind::default_for(format)),
         prev_link_table_capacity: args.link_table_capacity,
         insert_slots: args.insert_slots,
         slot_choice: args.slot_choice,
@@ -129,6 +142,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
     let wal = if ControlFile::path(&args.dir).exists() {
         let control = ControlFile::read(&FsStorage, &args.dir)
             .with_context(|| format!("reading the control file of {}", args.dir.display()))?;
+        refuse_contradictions(args, &control, config.segment_size)?;
         config.segment_size = control.segment_size.bytes();
         config.format = control.format;
         config.reservation = args
@@ -146,13 +160,22 @@ pub fn run(args: &WriteArgs) -> Result<()> {
             .with_context(|| format!("creating {}", args.dir.display()))?
     };
     let acked = match &args.acked {
-        Some(p) => Some(Mutex::new(
-            OpenOptions::new()
+        Some(p) => {
+            let file = OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(p)
-                .with_context(|| format!("opening {}", p.display()))?,
-        )),
+                .with_context(|| format!("opening {}", p.display()))?;
+            // The file's entry must survive a power cut as its lines do.
+            let parent = match p.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir,
+                _ => Path::new("."),
+            };
+            std::fs::File::open(parent)
+                .and_then(|dir| dir.sync_all())
+                .with_context(|| format!("syncing the directory {}", parent.display()))?;
+            Some(Mutex::new(file))
+        }
         None => None,
     };
     let clock = std::time::SystemTime::now()
@@ -161,7 +184,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         .unwrap_or(1);
     let run = clock;
     let seed = args.seed.unwrap_or(clock);
-    let threads = args.threads.max(1);
+    let threads = args.threads;
     let bar = ProgressBar::new(args.records);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} records {per_sec} eta {eta}")
@@ -241,6 +264,27 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         stats.segments_created_on_write,
         stats.segments_prepared_ahead
     );
+    Ok(())
+}
+
+/// Fails if `--format` or `--segment-size` (as `segment_size` bytes) was
+/// given and is not what the existing log's control file says.
+fn refuse_contradictions(args: &WriteArgs, control: &ControlFile, segment_size: u64) -> Result<()> {
+    let dir = args.dir.display();
+    if let Some(format) = args.format.filter(|&f| f != control.format) {
+        bail!(
+            "--format {format} contradicts the log in {dir}, which is in the {} format; \
+             leave --format out to append to it",
+            control.format
+        );
+    }
+    if args.segment_size.is_some() && segment_size != control.segment_size.bytes() {
+        bail!(
+            "--segment-size {segment_size} bytes contradicts the log in {dir}, whose segments \
+             are {} bytes; leave --segment-size out to append to it",
+            control.segment_size.bytes()
+        );
+    }
     Ok(())
 }
 

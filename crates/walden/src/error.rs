@@ -6,7 +6,7 @@ use crate::config::ConfigError;
 use crate::lsn::Lsn;
 use crate::read::ReadError;
 use crate::record::RecordError;
-use crate::segment::{ControlFileError, SegmentError};
+use crate::segment::{ControlFileError, DirLockError, SegmentError};
 use crate::write::WriteError;
 
 /// Why a [`crate::Wal`] operation failed.
@@ -30,6 +30,9 @@ pub enum Error {
     /// Reading the log failed (outside the normal end of WAL).
     #[error(transparent)]
     Read(#[from] ReadError),
+    /// Another writer has the log open, or its lock could not be taken.
+    #[error(transparent)]
+    Locked(#[from] DirLockError),
     /// `create` found a log already in the directory.
     #[error("\"{}\" already holds a Walden log (a control file); open it instead", .0.display())]
     AlreadyExists(PathBuf),

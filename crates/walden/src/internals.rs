@@ -18,6 +18,9 @@ pub use crate::insert::reserve::{PrevLink, Reservation, Reserver};
 pub use crate::lsn::{is_segment_file_name, maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 pub use crate::read::StorageSource;
 pub use crate::segment::control::{CONTROL_FILE_LEN, CONTROL_FILE_NAME};
-pub use crate::segment::{plan_recycling, ControlFile, PrepareFor, RecyclePlan, SegmentFiles};
+pub use crate::segment::{
+    check_no_hole, check_segment_sizes, may_recycle, plan_recycling, ControlFile, PrepareFor,
+    RecyclePlan, SegmentFiles,
+};
 pub use crate::sync::read_biased::DEFAULT_PARTITIONS as READ_BIASED_DEFAULT_PARTITIONS;
 pub use crate::sync::ReadBiasedLock;

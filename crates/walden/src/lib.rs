@@ -66,8 +66,9 @@ pub use read::{
 };
 pub use record::{Batch, Record, RecordError, DEFAULT_RMID, MAX_RECORD_SIZE};
 pub use segment::{
-    ControlFileError, CorruptControlFile, FileOp, FileSyncMode, FsStorage, InvalidControlValue,
-    IoFailure, OpenOptions, SegmentError, SegmentPrep, Storage, StorageFile, DIRECT_IO_ALIGNMENT,
+    ControlFileError, CorruptControlFile, DirLockError, FileOp, FileSyncMode, FsStorage,
+    InvalidControlValue, IoFailure, LockOutcome, LockTable, OpenOptions, SegmentError, SegmentPrep,
+    Storage, StorageFile, StorageLock, DIRECT_IO_ALIGNMENT, LOCK_FILE_NAME,
 };
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};

@@ -31,7 +31,7 @@ Examples:
   walden bench limits --dir /mnt/wal-disk --json limits.json")]
 pub struct LimitsArgs {
     /// Milliseconds each probe runs.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub duration_ms: u64,
     /// Directory for the write probes' file (on the disk the logs use);
     /// default: the system's temporary directory.

@@ -64,11 +64,11 @@ pub struct LogicalArgs {
     pub buffers: BuffersArg,
     /// Wall-clock milliseconds of each case (the default run has 40 cases,
     /// plus one limit measurement of half as long per thread count).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub duration_ms: u64,
     /// Slices each case's time is cut into, interleaved with the other
     /// cases of the same thread count.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub slices: u32,
     /// Also write the results as JSON to this file.
     #[arg(long)]

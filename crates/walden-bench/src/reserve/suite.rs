@@ -46,7 +46,7 @@ pub struct ReserveArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,16,64,256")]
     pub threads: Vec<NonZeroUsize>,
     /// Reservations per thread (seed 001: a million per client).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub per_thread: u64,
     /// Reservation designs, comma-separated (the ratios need spinlock).
     #[arg(

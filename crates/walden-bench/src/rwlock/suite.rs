@@ -26,7 +26,7 @@ pub struct RwlockArgs {
     pub threads: Vec<NonZeroUsize>,
     /// Wall-clock milliseconds each lock runs per mix and thread count; the
     /// default run takes 40 of them (about a minute).
-    #[arg(long, default_value_t = 1200)]
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u64).range(1..))]
     pub duration_ms: u64,
     /// Slices each lock's time is cut into, interleaved with the other
     /// locks', so that a change in background load falls on all alike.

@@ -1,6 +1,7 @@
 //! `walden bench splice`: the torn-write splice experiment (Tom Lane's case
 //! in seed 001) for every format and scenario: how many stale records each
-//! format accepts.
+//! format accepts raw, and how many under the engine's own restart and
+//! recycling rules.
 
 use clap::Args;
 
@@ -24,10 +25,10 @@ Examples:
 pub struct SpliceArgs {
     /// 1 MiB segments each log fills (the recycled scenario pairs every new
     /// segment with every old one: about 30,000 splices per pair).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..))]
     pub segments: u64,
     /// Most sectors of old bytes per splice (a torn write may span pages).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sectors: u64,
     /// Seed of the record sizes.
     #[arg(long, default_value_t = 0x5EED_0001)]
@@ -85,17 +86,29 @@ pub fn run(args: &SpliceArgs) -> Result<(), BenchError> {
 
 fn print_table(results: &[SpliceResult]) {
     println!(
-        "{:<12} {:<15} {:>9} {:>13} {:>15}",
-        "scenario", "format", "splices", "stale starts", "stale accepted"
+        "{:<12} {:<15} {:>9} {:>13} {:>15}   {:>14} {:>15}",
+        "", "", "raw", "", "", "engine rules", ""
+    );
+    println!(
+        "{:<12} {:<15} {:>9} {:>13} {:>15}   {:>14} {:>15}",
+        "scenario",
+        "format",
+        "splices",
+        "stale starts",
+        "stale accepted",
+        "splices",
+        "stale accepted"
     );
     for r in results {
         println!(
-            "{:<12} {:<15} {:>9} {:>13} {:>15}",
+            "{:<12} {:<15} {:>9} {:>13} {:>15}   {:>14} {:>15}",
             r.scenario.name(),
             r.format.to_string(),
             r.splices,
             r.stale_starts,
-            r.accepted
+            r.accepted,
+            r.engine_splices,
+            r.engine_accepted
         );
     }
 }

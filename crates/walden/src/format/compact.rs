@@ -48,8 +48,16 @@ pub const XLP_WALID: Range<usize> = XLP_PADDING.start..XLP_PADDING.start + 2;
 
 /// The id of the segment holding `lsn`: the low 16 bits of its number.
 pub fn wal_id(seg: SegmentSize, lsn: Lsn) -> u16 {
+    segment_wal_id(seg.segno(lsn))
+}
+
+/// The id of segment `segno`: the low 16 bits of its number. Segments
+/// 65,536 apart share it, so a record one of them held reads as valid in
+/// the other: recycling never renames one to the other
+/// ([`plan_recycling`](crate::segment::plan_recycling)).
+pub fn segment_wal_id(segno: u64) -> u16 {
     // Truncation is the design: 16 bits of the segment number.
-    (seg.segno(lsn) & 0xFFFF) as u16
+    (segno & 0xFFFF) as u16
 }
 
 #[cfg(test)]

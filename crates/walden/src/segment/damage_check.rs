@@ -5,6 +5,8 @@
 //! holding WAL of this log.
 //!
 //! PostgreSQL: none; its recovery ends at the first segment it cannot read.
+//! `walden verify` makes the same checks, so that it refuses what recovery
+//! refuses.
 
 use super::error::{failed, FileOp, SegmentError};
 use super::files::SegmentFiles;
@@ -15,7 +17,7 @@ use crate::lsn::Lsn;
 /// Fails if a segment of the log numbered `first` or later is not of the
 /// segment size ([`SegmentError::WrongSize`]). Segments are created at full
 /// size before they get their name, so a crash never leaves one shorter.
-pub(crate) fn check_segment_sizes(files: &SegmentFiles, first: u64) -> Result<(), SegmentError> {
+pub fn check_segment_sizes(files: &SegmentFiles, first: u64) -> Result<(), SegmentError> {
     let expected = files.segment_size().bytes();
     for segno in files.list()?.into_iter().filter(|&s| s >= first) {
         let path = files.path(segno);
@@ -40,11 +42,7 @@ pub(crate) fn check_segment_sizes(files: &SegmentFiles, first: u64) -> Result<()
 /// otherwise end at the hole and new WAL would overwrite what follows it
 /// ([`SegmentError::Hole`]). Preallocated (zeroed) and recycled segments
 /// (old page addresses) are not WAL of their position, so they are no hole.
-pub(crate) fn check_no_hole(
-    files: &SegmentFiles,
-    end: Lsn,
-    system_id: u64,
-) -> Result<(), SegmentError> {
+pub fn check_no_hole(files: &SegmentFiles, end: Lsn, system_id: u64) -> Result<(), SegmentError> {
     let seg = files.segment_size();
     let present = files.list()?;
     let from = seg.segno(end);

@@ -1,4 +1,5 @@
-//! Installing a file atomically and durably under its final name.
+//! Installing a file atomically and durably under its final name, and
+//! creating a directory durably.
 
 use std::io;
 use std::path::Path;
@@ -70,4 +71,65 @@ pub(crate) fn rename_durably(
 /// carries the final name.
 pub(crate) fn discard(storage: &dyn Storage, temp: &Path) {
     let _ = storage.remove_file(temp);
+}
+
+/// Creates `dir` and any missing parents, and makes its entry durable: a
+/// sync of the parent of `dir` and of every parent created with it, top
+/// down, so that a power cut after this returns cannot take away the
+/// directory the log's files are in (PostgreSQL: `fsync_parent_path`).
+pub(crate) fn create_dir_durably(storage: &dyn Storage, dir: &Path) -> Result<(), IoFailure> {
+    let mut created = vec![dir];
+    for ancestor in dir.ancestors().skip(1) {
+        let exists = ancestor.as_os_str().is_empty()
+            || storage
+                .exists(ancestor)
+                .map_err(failed(FileOp::CheckExists, ancestor))?;
+        if exists {
+            break;
+        }
+        created.push(ancestor);
+    }
+    storage
+        .create_dir_all(dir)
+        .map_err(failed(FileOp::CreateDir, dir))?;
+    for made in created.iter().rev() {
+        let parent = match made.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            Some(_) => Path::new("."),
+            None => continue,
+        };
+        storage
+            .sync_dir(parent)
+            .map_err(failed(FileOp::SyncDir, parent))?;
+    }
+    Ok(())
+}
+
+#[cfg(all(test, feature = "sim"))]
+mod tests {
+    use super::*;
+    use crate::segment::SimStorage;
+
+    #[test]
+    fn a_new_directory_and_every_new_parent_are_synced_into_their_parents() {
+        let sim = SimStorage::new(1);
+        sim.create_dir_all(Path::new("/data")).unwrap();
+        let syncs = |sim: &SimStorage| sim.stats().syncs;
+        // /data/a, /data/a/b and /data/a/b/wal are new: /data, /data/a and
+        // /data/a/b are synced.
+        let dir = Path::new("/data/a/b/wal");
+        create_dir_durably(&sim, dir).unwrap();
+        assert!(sim.exists(dir).unwrap());
+        assert_eq!(syncs(&sim), 3);
+        // An existing directory: its entry is synced into its parent again.
+        create_dir_durably(&sim, dir).unwrap();
+        assert_eq!(syncs(&sim), 4);
+        // A failed sync is the error, naming the directory.
+        sim.fail_sync(1, false);
+        let err = create_dir_durably(&sim, Path::new("/data/c")).unwrap_err();
+        assert_eq!(
+            (err.op, err.path.as_path()),
+            (FileOp::SyncDir, Path::new("/data"))
+        );
+    }
 }

@@ -31,6 +31,8 @@ pub enum FileOp {
     CheckExists,
     /// Allocating a file's space (`fallocate`).
     Allocate,
+    /// Locking a file (`flock`).
+    Lock,
 }
 
 impl fmt::Display for FileOp {
@@ -48,6 +50,7 @@ impl fmt::Display for FileOp {
             FileOp::CreateDir => "create directory",
             FileOp::CheckExists => "check for",
             FileOp::Allocate => "fallocate",
+            FileOp::Lock => "lock",
         })
     }
 }

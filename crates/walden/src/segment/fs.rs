@@ -1,12 +1,17 @@
 //! [`FsStorage`]: the real [`Storage`], over `std::fs`.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
-use super::storage::{write_parts_in_turn, FileSyncMode, OpenOptions, Storage, StorageFile};
+use super::storage::{
+    write_parts_in_turn, FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile, StorageLock,
+};
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
 /// `pwrite(2)`), `O_DSYNC`/`O_SYNC` from [`FileSyncMode`] and `O_DIRECT`
@@ -80,7 +85,109 @@ impl Storage for FsStorage {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         path.try_exists()
     }
+
+    /// `flock(2)` on the file: the lock belongs to the open file
+    /// description, so the kernel releases it when the process ends, however
+    /// it ends, and reading the file meanwhile (from anywhere) releases
+    /// nothing. A registry of the locks this process holds tells a second
+    /// opening in this process from a child process forked by another
+    /// thread while the lock file was open, which holds the description too
+    /// until its `exec` closes it: a lock that records this process as its
+    /// holder, though the registry has none, is waited for (five seconds
+    /// at most).
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        let key = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => fs::canonicalize(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            })?
+            .join(name),
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a file path",
+                ))
+            }
+        };
+        let mut held = held_locks();
+        if let Some(ours) = held.get(&key) {
+            return Ok(LockOutcome::Held(ours.clone()));
+        }
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&key)?;
+        let deadline = Instant::now() + FORK_HOLD_WAIT;
+        // SAFETY: flock only reads its integer arguments and acts on
+        // a descriptor `file` keeps open.
+        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let error = io::Error::last_os_error();
+            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(error);
+            }
+            // The holder may be writing its name right now: empty then.
+            let recorded = recorded_holder(&file)?;
+            if recorded != holder || Instant::now() >= deadline {
+                return Ok(LockOutcome::Held(recorded));
+            }
+            std::thread::sleep(FORK_HOLD_POLL);
+        }
+        file.set_len(0)?;
+        file.write_all_at(holder.as_bytes(), 0)?;
+        held.insert(key.clone(), holder.to_owned());
+        Ok(LockOutcome::Acquired(Box::new(FsLock {
+            file: Some(file),
+            key,
+        })))
+    }
 }
+
+/// The holder a lock file records (at most its first 256 bytes).
+fn recorded_holder(file: &fs::File) -> io::Result<String> {
+    let mut buf = [0u8; 256];
+    let n = file.read_at(&mut buf, 0)?;
+    Ok(String::from_utf8_lossy(&buf[..n]).trim().to_owned())
+}
+
+/// How long [`FsStorage::try_lock`] waits for a lock held only by a child
+/// process between its `fork` and its `exec`.
+const FORK_HOLD_WAIT: Duration = Duration::from_secs(5);
+/// How often it looks again meanwhile.
+const FORK_HOLD_POLL: Duration = Duration::from_millis(1);
+
+/// The locks this process holds through [`FsStorage::try_lock`], by the
+/// lock file's canonical path, with their holders.
+fn held_locks() -> MutexGuard<'static, HashMap<PathBuf, String>> {
+    static HELD: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
+    HELD.get_or_init(Mutex::default)
+        .lock()
+        // Every update is one insert or remove: never half done.
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// A lock of [`FsStorage`]: dropping it leaves the registry, then closing
+/// the file releases the lock.
+#[derive(Debug)]
+struct FsLock {
+    /// Always `Some` until dropped.
+    file: Option<fs::File>,
+    key: PathBuf,
+}
+
+impl Drop for FsLock {
+    fn drop(&mut self) {
+        let mut held = held_locks();
+        // Closed before the registry lets another opening in this process
+        // try, so that it finds the lock free.
+        drop(self.file.take());
+        held.remove(&self.key);
+    }
+}
+
+impl StorageLock for FsLock {}
 
 /// A file of [`FsStorage`].
 #[derive(Debug)]
@@ -217,6 +324,30 @@ mod tests {
         let direct = open_file(&path, &direct_dsync).unwrap();
         assert_eq!(status_flags(&direct) & libc::O_DIRECT, libc::O_DIRECT);
         assert_eq!(status_flags(&direct) & libc::O_DSYNC, libc::O_DSYNC);
+    }
+
+    #[test]
+    fn a_lock_excludes_a_second_taker_in_this_process_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let fs = FsStorage::new();
+        let LockOutcome::Acquired(first) = fs.try_lock(&path, "first").unwrap() else {
+            panic!("a fresh lock was held");
+        };
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "first");
+        // By another path to the same file too.
+        let other = dir.path().join(".").join("lock");
+        for p in [&path, &other] {
+            match fs.try_lock(p, "second").unwrap() {
+                LockOutcome::Held(holder) => assert_eq!(holder, "first"),
+                LockOutcome::Acquired(_) => panic!("taken twice"),
+            }
+        }
+        drop(first);
+        let LockOutcome::Acquired(_second) = fs.try_lock(&path, "second").unwrap() else {
+            panic!("a released lock was still held");
+        };
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
     }
 
     #[test]

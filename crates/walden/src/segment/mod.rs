@@ -15,6 +15,9 @@
 //! - [`sim`]: [`SimStorage`], an in-memory storage that loses power, tears
 //!   unsynced writes and injects I/O errors, for crash and fault testing;
 //! - [`error`]: errors naming the operation and the file;
+//! - `lock_table`: [`LockTable`], locks kept in memory for storages
+//!   without real files;
+//! - [`dir_lock`]: one writer per log, the lock file in the WAL directory;
 //! - `damage_check`: the checks recovery makes for damage that is not a
 //!   crash's torn tail (segments of the wrong size, holes);
 //! - `rewrite_after_failed_sync`: rewriting the WAL recovery found, so that
@@ -26,11 +29,13 @@
 
 pub mod control;
 mod damage_check;
+pub mod dir_lock;
 pub mod direct_io;
 mod durable;
 pub mod error;
 pub mod files;
 mod fs;
+mod lock_table;
 pub mod prepare;
 pub mod recycle;
 mod rewrite_after_failed_sync;
@@ -39,14 +44,18 @@ pub mod sim;
 pub mod storage;
 
 pub use control::{ControlFile, ControlFileError, CorruptControlFile, InvalidControlValue};
-pub(crate) use damage_check::{check_no_hole, check_segment_sizes};
+pub use damage_check::{check_no_hole, check_segment_sizes};
+pub(crate) use dir_lock::lock_dir;
+pub use dir_lock::{DirLockError, LOCK_FILE_NAME};
 pub use direct_io::{check_direct_io, AlignedPage, DIRECT_IO_ALIGNMENT};
+pub(crate) use durable::create_dir_durably;
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
+pub use lock_table::LockTable;
 pub use prepare::{PrepareFor, SegmentPrep};
-pub use recycle::{plan_recycling, RecyclePlan};
+pub use recycle::{may_recycle, plan_recycling, RecyclePlan};
 pub(crate) use rewrite_after_failed_sync::{erase_durably, rewrite_durably};
 #[cfg(feature = "sim")]
 pub use sim::{SimStats, SimStorage};
-pub use storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
+pub use storage::{FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile, StorageLock};

@@ -2,13 +2,20 @@
 //! name, and the fill each way writes into its temporary file.
 //!
 //! Every way leaves a file of the full segment size whose every byte reads
-//! as zeros except, with [`SegmentPrep::PageHeaders`], the page headers of
-//! the pages it will hold (none on its first page, see below). The file is
-//! synced and renamed into place by the caller, as before.
+//! as zeros except the segment size, where a long page header has it
+//! (`xlp_seg_size`), and, with [`SegmentPrep::PageHeaders`], the page
+//! headers of the pages it will hold (none on its first page, see below).
+//! The file is synced and renamed into place by the caller, as before.
+//!
+//! The segment size is there for pg_waldump: given a directory and LSNs,
+//! it takes the segment size from the first segment file the directory
+//! lists, whatever it holds, and gives up on a zero. The rest of that
+//! header stays zero (no magic, no page address), so no reader takes the
+//! page for WAL and the hole check never takes the file for this log's.
 
 use std::io;
 
-use crate::format::page::{PageHeader, XLP_BKP_REMOVABLE};
+use crate::format::page::{PageHeader, XLP_BKP_REMOVABLE, XLP_SEG_SIZE};
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, TimeLineId, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 use crate::named_enum::named_enum;
@@ -44,7 +51,8 @@ pub enum SegmentPrep {
     /// Allocate like [`Fallocate`](Self::Fallocate), then write the valid
     /// short page header of every page but the first, as the log will write
     /// it there (so a WAL write of a whole page replaces a cached page).
-    /// The first page stays zero: a prepared segment is never taken for one
+    /// The first page stays zero (but for the segment size, as in every
+    /// prepared segment): a prepared segment is never taken for one
     /// holding this log's WAL (the hole check reads the first page's long
     /// header), and the writer writes that page before any other. A header
     /// alone is an empty page: readers end the WAL at its first record.
@@ -100,6 +108,16 @@ pub(super) struct Target<'a> {
 impl PrepareFor {
     /// Fills the new, empty temporary file of segment `t.segno`.
     pub(super) fn fill(&self, t: &Target<'_>) -> io::Result<()> {
+        self.fill_pages(t)?;
+        let size = u32::try_from(t.seg.bytes()).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, "segment size beyond 32 bits")
+        })?;
+        t.file
+            .write_all_at(&size.to_le_bytes(), XLP_SEG_SIZE.start as u64)
+    }
+
+    /// The fill of [`SegmentPrep`] itself: zeros, allocation, page headers.
+    fn fill_pages(&self, t: &Target<'_>) -> io::Result<()> {
         let size = t.seg.bytes();
         match self.prep {
             SegmentPrep::ZeroFill => {
@@ -207,7 +225,9 @@ mod tests {
         sim.restart();
         let data = sim.contents(&files.path(4)).unwrap();
         assert_eq!(data.len(), 1 << 20);
-        assert!(data.iter().all(|&b| b == 0));
+        assert_eq!(data[XLP_SEG_SIZE], (1u32 << 20).to_le_bytes());
+        assert!(data[..XLP_SEG_SIZE.start].iter().all(|&b| b == 0));
+        assert!(data[XLP_SEG_SIZE.end..].iter().all(|&b| b == 0));
     }
 
     #[test]
@@ -220,7 +240,10 @@ mod tests {
         files.create(3, &how).unwrap();
         let data = sim.contents(&files.path(3)).unwrap();
         let seg = files.segment_size();
-        assert!(data[..PAGE_SIZE as usize].iter().all(|&b| b == 0));
+        assert!(data[..XLP_SEG_SIZE.start].iter().all(|&b| b == 0));
+        assert!(data[XLP_SEG_SIZE.end..PAGE_SIZE as usize]
+            .iter()
+            .all(|&b| b == 0));
         let second = seg.segment_start(3).0 + PAGE_SIZE;
         let page = &data[PAGE_SIZE as usize..2 * PAGE_SIZE as usize];
         let header = PageHeader::decode(page).unwrap();

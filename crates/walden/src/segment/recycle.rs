@@ -1,12 +1,31 @@
 //! Which old segments to recycle into future names after a checkpoint, and
 //! which to remove: a pure policy, applied by
 //! [`SegmentFiles::apply`](super::SegmentFiles::apply).
+//!
+//! A recycled file keeps its old bytes until they are written over, and a
+//! torn write may expose some of them after a crash. They must never read
+//! as records of the new name: the page addresses, prev-links and self-LSNs
+//! of the PostgreSQL and self-LSN formats name the old position, but the
+//! compact format's 16-bit segment id repeats every 65,536 segments (seed
+//! 001's condition: "WAL files are either recycled in such a way that the
+//! xl_walid of the previous use differs … or we zero-out"). So a segment is
+//! never renamed to a name whose id is its own ([`may_recycle`]): it is
+//! given another free name, or removed (a new file is zero-filled).
+
+use crate::format::compact::segment_wal_id;
+
+/// Whether segment `old` may be renamed to `new`: false when their
+/// 16-bit ids (`CompactWalId`'s `xl_walid`) are equal, in any format.
+pub fn may_recycle(old: u64, new: u64) -> bool {
+    segment_wal_id(old) != segment_wal_id(new)
+}
 
 /// What to do with the segments a checkpoint made obsolete.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecyclePlan {
     /// `(old, new)`: rename segment `old` to the future segment `new`, in
-    /// ascending order of both.
+    /// ascending order of `old`; never two segments with the same id
+    /// ([`may_recycle`]).
     pub recycle: Vec<(u64, u64)>,
     /// Segments to remove, ascending.
     pub remove: Vec<u64>,
@@ -30,8 +49,10 @@ impl RecyclePlan {
 /// - `keep_ready`: how many future segments should exist, ready to write.
 ///
 /// Obsolete segments, oldest first, are renamed to the missing future names,
-/// lowest first; the obsolete segments left over are removed. Future names
-/// that already exist and segments beyond the future window are left alone.
+/// lowest first, skipping a name whose id is the old segment's
+/// ([`may_recycle`]); the obsolete segments left over are removed. Future
+/// names that already exist and segments beyond the future window are left
+/// alone.
 ///
 /// PostgreSQL: `RemoveOldXlogFiles` with `XLOGfileslop`'s limit on recycling.
 ///
@@ -52,13 +73,14 @@ pub fn plan_recycling(
     present.sort_unstable();
     present.dedup();
     let newest_in_use = current_segno.max(redo_segno);
-    let mut free_names = (1..=keep_ready)
+    let mut free_names: Vec<u64> = (1..=keep_ready)
         .map_while(|ahead| newest_in_use.checked_add(ahead))
-        .filter(|segno| present.binary_search(segno).is_err());
+        .filter(|segno| present.binary_search(segno).is_err())
+        .collect();
     let mut plan = RecyclePlan::default();
     for &old in present.iter().take_while(|&&segno| segno < redo_segno) {
-        match free_names.next() {
-            Some(new) => plan.recycle.push((old, new)),
+        match free_names.iter().position(|&new| may_recycle(old, new)) {
+            Some(i) => plan.recycle.push((old, free_names.remove(i))),
             None => plan.remove.push(old),
         }
     }
@@ -96,6 +118,24 @@ mod tests {
     fn future_window_starts_after_redo_when_current_lags() {
         let plan = plan_recycling(&[1, 2], 5, 3, 2);
         assert_eq!(plan.recycle, vec![(1, 6), (2, 7)]);
+    }
+
+    #[test]
+    fn a_segment_is_never_renamed_to_a_name_with_its_own_id() {
+        let wrap = 1u64 << 16;
+        // Segment 1 would take 1 + 2^16, the lowest free name: its id is 1's.
+        let plan = plan_recycling(&[1, 2], 3, wrap, 2);
+        assert_eq!(plan.recycle, vec![(1, wrap + 2), (2, wrap + 1)]);
+        assert!(plan.recycle.iter().all(|&(old, new)| may_recycle(old, new)));
+        // With only the aliasing name free, the segment is removed instead.
+        let plan = plan_recycling(&[1], 3, wrap, 1);
+        assert_eq!(
+            plan,
+            RecyclePlan {
+                recycle: vec![],
+                remove: vec![1]
+            }
+        );
     }
 
     #[test]

@@ -93,6 +93,7 @@ fn for_each_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::page::XLP_SEG_SIZE;
     use crate::lsn::SegmentSize;
     use crate::segment::{SimStorage, Storage};
     use std::sync::Arc;
@@ -124,10 +125,10 @@ mod tests {
         sim.restart();
         let one = sim.contents(&files.path(1)).unwrap();
         let two = sim.contents(&files.path(2)).unwrap();
-        assert!(
-            one[..512].iter().all(|&b| b == 0),
-            "a sector before the range: the failed sync's loss"
-        );
+        // A sector before the range: the failed sync's loss, back to the
+        // prepared segment's zeros and segment size.
+        assert_eq!(one[XLP_SEG_SIZE], (1u32 << 20).to_le_bytes());
+        assert!(one[XLP_SEG_SIZE.end..512].iter().all(|&b| b == 0));
         assert!(one[1024..4096].iter().all(|&b| b == 9));
         assert!(two[..4000].iter().all(|&b| b == 9));
     }

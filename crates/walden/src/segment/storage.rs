@@ -148,7 +148,26 @@ pub trait Storage: Send + Sync + fmt::Debug {
 
     /// Whether anything exists at `path`; an error if that cannot be told.
     fn exists(&self, path: &Path) -> io::Result<bool>;
+
+    /// Takes the exclusive lock named by the file at `path` (created if
+    /// missing) without waiting, and records `holder` as its holder
+    /// (`flock(2)` with `LOCK_EX | LOCK_NB`). The lock is held until the
+    /// returned guard is dropped, or the process ends; a second attempt,
+    /// from this process or another, gets [`LockOutcome::Held`] meanwhile.
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome>;
 }
+
+/// What [`Storage::try_lock`] found.
+#[derive(Debug)]
+pub enum LockOutcome {
+    /// The lock is ours until the guard is dropped.
+    Acquired(Box<dyn StorageLock>),
+    /// Someone else holds it; what its holder recorded (empty if unknown).
+    Held(String),
+}
+
+/// A lock taken by [`Storage::try_lock`]; dropping it releases the lock.
+pub trait StorageLock: Send + Sync + fmt::Debug {}
 
 /// An open file, read and written at explicit offsets.
 ///

@@ -25,7 +25,7 @@ use crate::lsn::{maxalign, Lsn};
 use crate::read::{ReaderOptions, StorageSource, WalReader};
 use crate::record::{Batch, Record};
 use crate::segment::{
-    plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage,
+    plan_recycling, ControlFile, ControlFileError, FileOp, SegmentError, Storage, StorageLock,
 };
 use crate::sync::{AsyncWaiters, AtomicU64, Ordering};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -259,6 +259,9 @@ pub struct Wal {
     _prealloc: Preallocator,
     _writer: Option<BackgroundWriter>,
     closed: bool,
+    /// One writer per log: the WAL directory's lock, released last, after
+    /// the threads above have stopped.
+    _lock: Box<dyn StorageLock>,
 }
 
 // Every method takes `&self`, so one `Wal` serves any number of threads

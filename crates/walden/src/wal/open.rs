@@ -4,6 +4,9 @@
 //! reads from the control file's redo point to the first invalid record;
 //! that is the end of WAL and the next record goes there, chained to the
 //! last valid one, so the log stays one readable sequence across crashes.
+//! After an unclean shutdown that next record is an `XLOG_SWITCH`, and the
+//! segments after the end are removed: new records start in a fresh
+//! segment, never over bytes a crashed incarnation may have left.
 //! A multi-page record cut off by the crash is handled as PostgreSQL 15
 //! does: new WAL starts on the page where its continuation is missing, that
 //! page is flagged `XLP_FIRST_IS_OVERWRITE_CONTRECORD`, and its first record
@@ -29,8 +32,9 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
-    check_direct_io, check_no_hole, check_segment_sizes, erase_durably, rewrite_durably,
-    ControlFile, FileOp, FsStorage, IoFailure, SegmentError, SegmentFiles, Storage,
+    check_direct_io, check_no_hole, check_segment_sizes, create_dir_durably, erase_durably,
+    lock_dir, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure, SegmentError,
+    SegmentFiles, Storage, StorageLock,
 };
 use crate::sync::{AsyncWaiters, AtomicU64};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -88,6 +92,17 @@ impl Tail {
             _ => self.page,
         }
     }
+
+    /// The last segment holding WAL the log continues from: the tail's, or
+    /// the one before if the tail is at the very start of its segment (that
+    /// segment holds nothing of the log, at best a crashed incarnation's
+    /// records at the LSNs new ones would take).
+    fn last_written_segment(&self, seg: SegmentSize) -> u64 {
+        let segno = seg.segno(self.page);
+        let untouched =
+            matches!(self.first_page, FirstPage::Fresh) && self.page == seg.segment_start(segno);
+        segno - u64::from(untouched && segno > 0)
+    }
 }
 
 /// The page holding the end of WAL, as the ring must start with it.
@@ -133,9 +148,8 @@ impl Wal {
             return Err(Error::FirstSegment(first_segment));
         }
         let dir = dir.as_ref();
-        storage
-            .create_dir_all(dir)
-            .map_err(|e| SegmentError::from(IoFailure::new(FileOp::CreateDir, dir, e)))?;
+        create_dir_durably(&*storage, dir).map_err(SegmentError::from)?;
+        let lock = lock_dir(&*storage, dir)?;
         let files = SegmentFiles::new(storage.clone(), dir, seg, FIRST_TIMELINE);
         if storage.exists(&ControlFile::path(dir)).unwrap_or(true) || !files.list()?.is_empty() {
             return Err(Error::AlreadyExists(dir.to_path_buf()));
@@ -153,7 +167,7 @@ impl Wal {
             page: start,
             first_page: FirstPage::Fresh,
         };
-        let wal = Wal::start(config, seg, storage, files, control, tail)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
         // The first record, as initdb writes it: a shutdown checkpoint.
         wal.shared.checkpoint(true)?;
         wal.shared.mark_open()?;
@@ -187,7 +201,11 @@ impl Wal {
         storage: Arc<dyn Storage>,
     ) -> Result<(Wal, RecoveryReport), Error> {
         let dir = dir.as_ref();
+        // The lock is taken before anything is read, but a missing log is
+        // reported as a missing control file rather than as a lock failure.
+        let lock = lock_dir(&*storage, dir);
         let control = ControlFile::read(&*storage, dir)?;
+        let lock = lock?;
         let seg = control.segment_size;
         let config = config.adopting(control.format, seg.bytes());
         config.validate()?;
@@ -222,11 +240,13 @@ impl Wal {
             // Recovery read the WAL up to the tail; make sure it is on disk.
             rewrite_durably(&files, control.redo.page_start(), tail.durable_end())?;
         }
-        let fresh_segment = !control.clean_shutdown && !control.format.has_prev_link();
+        // After an unclean shutdown, in every format, new records start in a
+        // segment no earlier incarnation wrote (docs/reliability.md).
+        let fresh_segment = !control.clean_shutdown;
         if fresh_segment {
-            discard_segments_after(&files, seg.segno(tail.page))?;
+            discard_segments_after(&files, tail.last_written_segment(seg))?;
         }
-        let wal = Wal::start(config, seg, storage, files, control, tail)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
         if let Some((aborted, _)) = overwrite {
             let body = OverwriteContrecord {
                 overwritten_lsn: aborted,
@@ -237,10 +257,14 @@ impl Wal {
             wal.insert_and_flush(&Record::new(RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD, body))?;
         }
         if fresh_segment {
-            // A format without prev-links cannot tell a stale record at the
-            // same LSN (written before the crash, past the end recovery
-            // found) from a current one: new records start in a segment
-            // no earlier incarnation wrote, after a durable switch.
+            // A record written before the crash, past the end recovery
+            // found, may lie at the very LSN a new record would take: no
+            // format can tell it from a current one if a torn write exposes
+            // it (without prev-links nothing differs; with them, the
+            // predecessor may start where the old one did). So new records
+            // start in a segment no earlier incarnation wrote, after a
+            // durable switch; stale bytes after the switch record are never
+            // read, since a reader goes to the next segment after it.
             if let Some(span) = wal.shared.insert.switch()? {
                 wal.flush(span.end)?;
             }
@@ -256,6 +280,7 @@ impl Wal {
         files: SegmentFiles,
         control: ControlFile,
         tail: Tail,
+        lock: Box<dyn StorageLock>,
     ) -> Result<Wal, Error> {
         let pages = (config.buffers / PAGE_SIZE) as usize;
         let ring = BufferRing::new(
@@ -326,6 +351,7 @@ impl Wal {
             _prealloc: prealloc,
             _writer: writer,
             closed: false,
+            _lock: lock,
         })
     }
 }

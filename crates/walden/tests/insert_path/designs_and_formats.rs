@@ -142,12 +142,13 @@ fn every_design_chains_across_restarts() {
     }
 }
 
-/// After a crash, a log without prev-links throws away every segment past
-/// the end recovery found and switches to a fresh segment, so no new record
-/// is ever written where an earlier incarnation's record may still lie at
-/// the same LSN. A log with prev-links continues in place, as PostgreSQL.
+/// After a crash, a log in any format throws away every segment past the
+/// end recovery found and switches to a fresh segment, so no new record is
+/// ever written where an earlier incarnation's record may still lie at the
+/// same LSN (with prev-links too: the old record's predecessor may have
+/// started where the new one's does).
 #[test]
-fn crash_recovery_without_prev_links_starts_a_fresh_segment() {
+fn crash_recovery_starts_a_fresh_segment_in_every_format() {
     for (format, reservation) in PAIRS {
         let dir = tempfile::tempdir().unwrap();
         let config = config(format, reservation);
@@ -172,24 +173,19 @@ fn crash_recovery_without_prev_links_starts_a_fresh_segment() {
         let next = wal
             .insert_span(&Record::new(RMID, 0, b"after the crash".to_vec()))
             .unwrap();
-        if format.has_prev_link() {
-            assert_eq!(next.start, report.end, "{format}: continues in place");
-        } else {
-            assert_eq!(
-                next.start,
-                Lsn(seg.segment_start(2).0 + 40),
-                "{format}/{reservation}: a fresh segment after the crash"
-            );
-        }
+        assert_eq!(
+            next.start,
+            Lsn(seg.segment_start(2).0 + 40),
+            "{format}/{reservation}: a fresh segment after the crash"
+        );
         wal.close().unwrap();
-        // Everything reads back as one log: what survived, (the switch,)
-        // the new record, the shutdown checkpoint; nothing from before the
-        // crash past the cut.
+        // Everything reads back as one log: what survived, the switch, the
+        // new record, the shutdown checkpoint; nothing from before the crash
+        // past the cut.
         let (records, _) = read_from(dir.path(), Some(Lsn(0x100028)));
         let after: Vec<_> = records.iter().filter(|r| r.lsn >= report.end).collect();
-        let expected = if format.has_prev_link() { 2 } else { 3 };
-        assert_eq!(after.len(), expected, "{format}: {after:?}");
-        assert_eq!(after[expected - 2].lsn, next.start);
+        assert_eq!(after.len(), 3, "{format}: {after:?}");
+        assert_eq!(after[1].lsn, next.start);
     }
 }
 

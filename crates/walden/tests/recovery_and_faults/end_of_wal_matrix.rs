@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::support::fault::{read_log, small_config, storage, DIR, USER_RMID};
 use walden::internals::format::page::{PG15_PAGE_MAGIC, XLP_FIRST_IS_CONTRECORD};
 use walden::internals::{maxalign, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
+use walden::rmgr::XLOG_SWITCH;
 use walden::{
     Config, EndOfWalReason, Lsn, ReadError, Record, SegmentPrep, SegmentSize, SimStorage, Wal,
 };
@@ -496,7 +497,11 @@ fn check(case: &Case, config: &Config) {
     sim.restart();
     let (_, again) = Wal::open_with_storage(DIR, config.clone(), storage(&sim)).unwrap();
     let (records, _) = read_log(storage(&sim), DIR, again.redo).unwrap();
-    let after: Vec<_> = records.iter().filter(|r| r.lsn >= report.end).collect();
+    // After the unclean shutdown a switch record ends the segment.
+    let after: Vec<_> = records
+        .iter()
+        .filter(|r| r.lsn >= report.end && (r.header.rmid, r.header.info) != (0, XLOG_SWITCH))
+        .collect();
     let first_new = if overwritten {
         after.get(1)
     } else {
@@ -504,13 +509,20 @@ fn check(case: &Case, config: &Config) {
     };
     let first_new = first_new.unwrap_or_else(|| panic!("{}: new record missing", case.name));
     assert_eq!(first_new.lsn, new.start, "{}", case.name);
-    if !overwritten {
-        assert_eq!(
-            new.start, report.end,
-            "{}: new WAL starts at the end",
-            case.name
-        );
-    }
+    // New WAL starts in a segment no earlier incarnation wrote: the one
+    // after the end, or the end's own if the end is where it starts.
+    let end_seg = d.seg.segment_start(d.seg.segno(report.end));
+    let fresh = if report.end.0 == end_seg.0 + d.seg.page_header_size(end_seg) {
+        report.end
+    } else {
+        let next = Lsn(end_seg.0 + d.seg.bytes());
+        Lsn(next.0 + d.seg.page_header_size(next))
+    };
+    assert_eq!(
+        new.start, fresh,
+        "{}: new WAL starts a fresh segment",
+        case.name
+    );
     assert_eq!(
         first_new.decode_body().unwrap().main_data,
         b"after recovery"

@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 
 use crate::support::wal::{pg_waldump_agrees, read_from};
 use walden::internals::PAGE_SIZE;
-use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
+use walden::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD, XLOG_SWITCH};
 use walden::{Config, Lsn, ReaderOptions, Record, SegmentSize, SyncMethod, Wal, WalReader};
 
 fn config() -> Config {
@@ -69,7 +69,15 @@ fn a_record_cut_off_at_a_page_boundary_is_overwritten() {
         overwrite.header.prev, before.start,
         "chained to the last complete record"
     );
-    assert_eq!(records[i + 2].lsn, after.start);
+    // The unclean shutdown: a switch, then new WAL in the next segment.
+    let switch = &records[i + 2];
+    assert_eq!(
+        (switch.header.rmid, switch.header.info),
+        (RM_XLOG_ID, XLOG_SWITCH)
+    );
+    assert_eq!(records[i + 3].lsn, after.start);
+    assert_eq!(seg.offset(after.start), seg.page_header_size(after.start));
+    assert_eq!(seg.segno(after.start), seg.segno(missing) + 1);
     assert!(
         records.iter().all(|r| r.lsn != big.start),
         "the cut-off record is never returned"
@@ -81,7 +89,7 @@ fn a_record_cut_off_at_a_page_boundary_is_overwritten() {
 }
 
 #[test]
-fn a_torn_tail_is_cut_and_appending_resumes_mid_page() {
+fn a_torn_tail_is_cut_and_new_records_start_a_fresh_segment() {
     let dir = tempfile::tempdir().unwrap();
     let wal = Wal::create(dir.path(), config()).unwrap();
     let kept = wal.insert_span(&Record::new(129, 0, vec![1; 500])).unwrap();
@@ -100,15 +108,20 @@ fn a_torn_tail_is_cut_and_appending_resumes_mid_page() {
 
     let (wal, report) = Wal::open(dir.path(), config()).unwrap();
     assert_eq!(report.last_record, Some(kept.start));
-    assert_eq!(
-        report.end, torn.start,
-        "new records go where the torn one was"
-    );
+    assert_eq!(report.end, torn.start, "the WAL ends at the torn record");
     assert!(report.stop.contains("checksum"), "{}", report.stop);
     let next = wal.insert_span(&Record::new(129, 0, vec![3; 40])).unwrap();
-    assert_eq!(next.start, torn.start);
+    // A switch record where the torn one was; new records in segment 2,
+    // never over bytes the crashed incarnation may have left.
+    let second = seg.segment_start(2);
+    assert_eq!(next.start, Lsn(second.0 + seg.page_header_size(second)));
     wal.close().unwrap();
     let (records, _) = read_from(dir.path(), None);
+    let switch = records.iter().find(|r| r.lsn == torn.start).unwrap();
+    assert_eq!(
+        (switch.header.rmid, switch.header.info),
+        (RM_XLOG_ID, XLOG_SWITCH)
+    );
     let tail: Vec<_> = records
         .iter()
         .filter(|r| r.header.rmid == 129)

@@ -10,10 +10,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use walden::internals::format::page::XLP_SEG_SIZE;
 use walden::internals::{ControlFile, PrepareFor, SegmentFiles};
 use walden::{
-    ControlFileError, FileOp, FsStorage, OpenOptions, SegmentError, SegmentPrep, Storage,
-    StorageFile,
+    ControlFileError, FileOp, FsStorage, LockOutcome, OpenOptions, SegmentError, SegmentPrep,
+    Storage, StorageFile,
 };
 use walden::{Lsn, SegmentSize, WalFormat};
 
@@ -121,6 +122,10 @@ impl Storage for CrashingStorage {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.step("exists", name(path))?;
         FsStorage::new().exists(path)
+    }
+
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        FsStorage::new().try_lock(path, holder)
     }
 }
 
@@ -277,10 +282,14 @@ fn preparations() -> impl Iterator<Item = PrepareFor> {
     })
 }
 
-/// Checks a prepared segment 5 of 1 MiB: zeros, but with page headers the
-/// valid header of every page after the first.
+/// Checks a prepared segment 5 of 1 MiB: zeros but for the segment size
+/// in the first page (`xlp_seg_size`), and with page headers the valid
+/// header of every page after the first.
 fn assert_prepared(bytes: &[u8], how: PrepareFor) {
     assert_eq!(bytes.len(), 1 << 20, "{how:?}");
+    assert_eq!(bytes[XLP_SEG_SIZE], (1u32 << 20).to_le_bytes(), "{how:?}");
+    let mut bytes = bytes.to_vec();
+    bytes[XLP_SEG_SIZE].fill(0);
     let seg = SegmentSize::new(1 << 20).unwrap();
     for (i, page) in bytes.chunks(8192).enumerate() {
         let header_len = if how.prep == SegmentPrep::PageHeaders && i > 0 {

@@ -17,7 +17,11 @@
 //!   further, and an insert fails with a message saying the log is poisoned;
 //! - reopening, with the page cache intact and again after a power cut,
 //!   recovers a prefix of the inserted records holding every acknowledged
-//!   one, and the reopened log accepts and flushes records.
+//!   one, and the reopened log accepts and flushes records;
+//! - the same run with the power cut right after it, before anything
+//!   reopened the log (a reopen rewrites and syncs the WAL it finds, which
+//!   would repair what the failed sync lost): every record reported durable
+//!   survived.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -76,7 +80,16 @@ fn plans() -> Vec<(Config, &'static [bool], u64)> {
 }
 
 /// Runs the workload with the `k`-th sync failing (`None`: no failure).
-fn run(config: &Config, seed: u64, fail: Option<(u64, bool)>) -> Result<Run, String> {
+/// Runs the workload with the sync `fail` says failing, then recovers: with
+/// the page cache intact and then after a power cut, or (`cut_first`) after
+/// a power cut right away, before anything reopened the log — so that no
+/// recovery's rewrite can repair what the failed sync lost before the cut.
+fn run(
+    config: &Config,
+    seed: u64,
+    fail: Option<(u64, bool)>,
+    cut_first: bool,
+) -> Result<Run, String> {
     let sim = SimStorage::new(seed);
     let wal = Wal::create_with_storage(DIR, config.clone(), storage(&sim))
         .map_err(|e| format!("create: {e}"))?;
@@ -135,11 +148,17 @@ fn run(config: &Config, seed: u64, fail: Option<(u64, bool)>) -> Result<Run, Str
     check_refusal(&wal, &run)?;
     drop(wal);
 
-    // Reopen with the page cache intact, then after a power cut.
-    recover_and_check(config, &sim, &mut run, "reopened without a power cut")?;
+    if !cut_first {
+        recover_and_check(config, &sim, &mut run, "reopened without a power cut")?;
+    }
     sim.power_cut();
     sim.restart();
-    recover_and_check(config, &sim, &mut run, "reopened after a power cut")?;
+    let how = if cut_first {
+        "power cut right after the run, before any reopen"
+    } else {
+        "reopened after a power cut"
+    };
+    recover_and_check(config, &sim, &mut run, how)?;
     Ok(run)
 }
 
@@ -227,21 +246,32 @@ fn recover_and_check(
 fn a_failed_sync_fails_its_waiters_poisons_the_log_and_loses_nothing_acknowledged() {
     let mut injected = 0;
     let mut poisoned_runs = 0;
+    let mut cut_first_runs = 0;
     for (c, (config, modes, stride)) in plans().iter().enumerate() {
         let seed = 0x5EED_0000 + c as u64;
-        let clean = run(config, seed, None).unwrap_or_else(|e| panic!("{config:?}, no fault: {e}"));
+        let clean =
+            run(config, seed, None, false).unwrap_or_else(|e| panic!("{config:?}, no fault: {e}"));
         assert_eq!(clean.failed, 0);
         assert!(clean.errors.is_empty(), "{:?}", clean.errors);
         assert!(clean.acked > Lsn::INVALID && clean.syncs > 10, "{clean:?}");
         for &persistent in *modes {
             let mut k = 1;
             loop {
-                let r = run(config, seed, Some((k, persistent))).unwrap_or_else(|e| {
+                let r = run(config, seed, Some((k, persistent)), false).unwrap_or_else(|e| {
                     panic!(
                         "sync {k} failing{} ({config:?}): {e}",
                         if persistent { " persistently" } else { "" },
                     )
                 });
+                // The same run, cut off from the page cache at once: every
+                // record reported durable must have reached the disk.
+                let cut = run(config, seed, Some((k, persistent)), true).unwrap_or_else(|e| {
+                    panic!(
+                        "sync {k} failing{}, then a power cut ({config:?}): {e}",
+                        if persistent { " persistently" } else { "" },
+                    )
+                });
+                cut_first_runs += usize::from(cut.failed > 0);
                 if r.failed == 0 {
                     break;
                 }
@@ -253,7 +283,12 @@ fn a_failed_sync_fails_its_waiters_poisons_the_log_and_loses_nothing_acknowledge
         }
     }
     println!(
-        "{injected} runs with an injected sync failure, {poisoned_runs} of them poisoned the log"
+        "{injected} runs with an injected sync failure, {poisoned_runs} of them poisoned the log; \
+         {cut_first_runs} more cut the power before any reopen"
+    );
+    assert!(
+        cut_first_runs * 2 > injected,
+        "{cut_first_runs} of {injected}"
     );
     assert!(
         poisoned_runs * 2 > injected,

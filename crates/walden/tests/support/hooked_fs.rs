@@ -5,7 +5,7 @@ use std::fmt::Debug;
 use std::io;
 use std::path::Path;
 
-use walden::{FsStorage, OpenOptions, Storage, StorageFile};
+use walden::{FsStorage, LockOutcome, OpenOptions, Storage, StorageFile};
 
 /// What [`HookedFs`] does to open a file.
 pub trait OpenHook: Send + Sync + Debug {
@@ -38,5 +38,8 @@ impl<H: OpenHook> Storage for HookedFs<H> {
     }
     fn exists(&self, path: &Path) -> io::Result<bool> {
         FsStorage.exists(path)
+    }
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        FsStorage.try_lock(path, holder)
     }
 }

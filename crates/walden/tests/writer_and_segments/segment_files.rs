@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use proptest::prelude::*;
+use walden::internals::format::page::XLP_SEG_SIZE;
 use walden::internals::{plan_recycling, SegmentFiles};
 use walden::{FileOp, FileSyncMode, FsStorage, SegmentError, SegmentSize};
 
@@ -92,7 +93,10 @@ fn create_zeroed_makes_a_full_zero_file_and_leaves_no_temp_file() {
     files.create_zeroed(7).unwrap();
     let bytes = fs::read(files.path(7)).unwrap();
     assert_eq!(bytes.len() as u64, MIB);
-    assert!(bytes.iter().all(|&b| b == 0));
+    // Zeros, but for the segment size where pg_waldump reads it.
+    assert_eq!(bytes[XLP_SEG_SIZE], (MIB as u32).to_le_bytes());
+    assert!(bytes[..XLP_SEG_SIZE.start].iter().all(|&b| b == 0));
+    assert!(bytes[XLP_SEG_SIZE.end..].iter().all(|&b| b == 0));
     assert_eq!(
         dir_names(dir.path()),
         BTreeSet::from([files.segment_size().file_name(1, 7)])

@@ -578,3 +578,77 @@ fn pg_waldump_refuses_formats_without_prev_links() {
         );
     }
 }
+
+/// `pg_waldump -p DIR -s FIRST -e END`, with LSNs and no file names, takes
+/// the segment size from whichever segment file the directory lists first.
+/// Logs with several prepared (never written) segments, each way of
+/// preparing them, closed or left as a crash leaves them, and starting at
+/// different segments so that the directory lists its files in different
+/// orders: pg_waldump reads every one, and some list a prepared segment
+/// first.
+#[test]
+fn pg_waldump_reads_logs_whose_directory_lists_a_prepared_segment_first() {
+    const AHEAD: usize = 4;
+    let seg = SegmentSize::new(1 << 20).unwrap();
+    let mut prepared_first = 0;
+    for prep in SegmentPrep::ALL {
+        for first_segment in 1..=8u64 {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("wal");
+            let config = Config {
+                segment_size: seg.bytes(),
+                buffers: 1 << 20,
+                sync_method: SyncMethod::None,
+                segment_prep: prep,
+                segments_ahead: AHEAD,
+                ..Config::default()
+            };
+            let wal =
+                Wal::create_at_segment(&dir, config, Arc::new(FsStorage), first_segment).unwrap();
+            for i in 0..3_000u32 {
+                wal.insert(&Record::new(RMID, 0x10, payload(0, i, 600)))
+                    .unwrap();
+            }
+            let end = wal.flush(wal.insert_position()).unwrap();
+            // The preallocator prepares AHEAD segments past the one in use.
+            let written = seg.segno(end);
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let files = |d: &Path| -> Vec<u64> {
+                std::fs::read_dir(d)
+                    .unwrap()
+                    .filter_map(|e| {
+                        let name = e.unwrap().file_name().into_string().unwrap();
+                        seg.parse_file_name(&name).map(|(_, segno)| segno)
+                    })
+                    .collect()
+            };
+            while files(&dir).iter().filter(|&&s| s > written).count() < AHEAD {
+                assert!(Instant::now() < deadline, "{prep}: segments not prepared");
+                std::thread::yield_now();
+            }
+            if first_segment % 2 == 0 {
+                wal.close().unwrap();
+            } else {
+                drop(wal);
+            }
+            let listed = files(&dir);
+            if listed.first().is_some_and(|&s| s > written) {
+                prepared_first += 1;
+            }
+            let start = seg.segment_start(first_segment);
+            let first = Lsn(start.0 + seg.page_header_size(start));
+            let (s, e) = (first.to_string(), end.to_string());
+            let d = dir.to_str().unwrap();
+            let out = walden_testkit::run_pg_waldump(["-q", "-p", d, "-s", &s, "-e", &e]).unwrap();
+            assert!(
+                out.status.success(),
+                "{prep}, first segment {first_segment}, listed {listed:?}: pg_waldump -p {d} -s {s} -e {e}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    assert!(
+        prepared_first > 0,
+        "no directory listed a prepared segment first: the case was not tried"
+    );
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{eio, stale_handle, DirChange, Inode, InodeId, SimState, SimStorage};
 use crate::segment::direct_io::{is_direct_aligned, DIRECT_IO_ALIGNMENT};
-use crate::segment::storage::{FileSyncMode, OpenOptions, Storage, StorageFile};
+use crate::segment::storage::{FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile};
 
 impl Storage for SimStorage {
     fn open(&self, path: &Path, opts: &OpenOptions) -> io::Result<Box<dyn StorageFile>> {
@@ -165,6 +165,16 @@ impl Storage for SimStorage {
         s.op(boot, |s| {
             Ok(s.entries.contains_key(path) || s.dirs.contains(path))
         })
+    }
+
+    /// In memory ([`LockTable`](crate::segment::LockTable)), not counted
+    /// as an operation; a power cut releases every lock.
+    fn try_lock(&self, path: &Path, holder: &str) -> io::Result<LockOutcome> {
+        let s = self.lock();
+        if !s.powered {
+            return Err(super::power_off());
+        }
+        Ok(s.locks.try_lock(path, holder))
     }
 }
 

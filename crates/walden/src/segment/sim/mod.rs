@@ -40,7 +40,9 @@
 //! several, the operating system's thread schedule decides that order.
 //!
 //! Directories are kept durable as soon as they are created, and paths are
-//! compared as given (no `..` or symlink resolution).
+//! compared as given (no `..` or symlink resolution). Locks
+//! ([`Storage::try_lock`](super::Storage::try_lock)) are kept in memory, not
+//! as files, and a power cut releases them with the processes that held them.
 //!
 //! The parts: `tear`, the power-cut model (which unsynced sectors and
 //! directory changes survive); `faults`, the injected errors (failed syncs
@@ -61,6 +63,8 @@ mod tear;
 
 pub use stats::SimStats;
 use tear::{DirChange, Inode, InodeId};
+
+use super::LockTable;
 
 /// An in-memory file system with power cuts and fault injection; see the
 /// module docs. Cloning gives another handle on the same disk.
@@ -156,6 +160,9 @@ struct SimState {
     no_fallocate: bool,
     /// Opening with `O_DIRECT` fails with `EINVAL`.
     no_direct_io: bool,
+    /// Locks held ([`Storage::try_lock`](super::Storage::try_lock)); a
+    /// power cut ends the processes that held them.
+    locks: LockTable,
     stats: SimStats,
 }
 
@@ -227,6 +234,7 @@ impl SimStorage {
                 space_limit: None,
                 no_fallocate: false,
                 no_direct_io: false,
+                locks: LockTable::new(),
                 stats: SimStats::default(),
             })),
         }

@@ -190,6 +190,7 @@ impl SimState {
     pub(super) fn cut(&mut self) {
         self.powered = false;
         self.boot += 1;
+        self.locks.release_all();
         self.cut_in = None;
         self.stats.power_cuts += 1;
         let pending = std::mem::take(&mut self.pending);
