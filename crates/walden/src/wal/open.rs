@@ -171,6 +171,12 @@ impl Wal {
         // The first record, as initdb writes it: a shutdown checkpoint.
         wal.shared.checkpoint(true)?;
         wal.shared.mark_open()?;
+        tracing::info!(
+            dir = %wal.shared.dir.display(),
+            format = %wal.shared.config.format,
+            segment_size = seg.bytes(),
+            "created log"
+        );
         Ok(wal)
     }
 
@@ -270,6 +276,17 @@ impl Wal {
             }
         }
         wal.shared.mark_open()?;
+        tracing::info!(
+            dir = %wal.shared.dir.display(),
+            redo = %report.redo,
+            end = %report.end,
+            records = report.records,
+            clean_shutdown = report.clean_shutdown,
+            overwritten = ?report.overwritten,
+            dropped_batch = ?report.dropped_batch,
+            stop = %report.stop,
+            "recovered log"
+        );
         Ok((wal, report))
     }
 

@@ -1,5 +1,5 @@
-//! The `tracing` events a log emits over its life: checkpoints, segment
-//! switches, recycling and poisoning, each with its fields.
+//! The `tracing` events a log emits over its life: creation, checkpoints,
+//! segment switches, recycling, poisoning and recovery, each with its fields.
 
 use std::io::Write;
 use std::path::Path;
@@ -28,7 +28,7 @@ impl Captured {
 }
 
 #[test]
-fn checkpoints_switches_recycling_and_poisoning_are_events() {
+fn a_log_s_life_is_told_in_events() {
     let captured = Captured::default();
     let sink = captured.clone();
     // Global: the writer's and the preallocator's threads report too. The
@@ -49,7 +49,7 @@ fn checkpoints_switches_recycling_and_poisoning_are_events() {
         segments_ahead: 0,
         ..Config::default()
     };
-    let wal = Wal::create_with_storage(dir, config, sim.clone()).unwrap();
+    let wal = Wal::create_with_storage(dir, config.clone(), sim.clone()).unwrap();
     // Three segments of WAL, then a checkpoint that makes two obsolete.
     let mut end = wal.insert_position();
     while end.0 < 3 << 20 {
@@ -60,6 +60,9 @@ fn checkpoints_switches_recycling_and_poisoning_are_events() {
     sim.fail_sync(1, true);
     let end = wal.insert(&Record::new(128, 0, b"lost".to_vec())).unwrap();
     assert!(wal.flush(end).is_err());
+    drop(wal);
+    sim.clear_faults();
+    let (_wal, report) = Wal::open_with_storage(dir, config, sim.clone()).unwrap();
 
     let text = captured.text();
     let line = |what: &str| {
@@ -77,6 +80,12 @@ fn checkpoints_switches_recycling_and_poisoning_are_events() {
             "{text}"
         );
     }
+    assert!(line("INFO created log").contains("format=postgres15"));
     assert!(text.contains("ERROR"), "{text}");
     assert!(text.contains("log poisoned"), "{text}");
+    let recovered = line("INFO recovered log clean_shutdown=false");
+    assert!(
+        recovered.contains(&format!("end={}", report.end)),
+        "{recovered}"
+    );
 }
