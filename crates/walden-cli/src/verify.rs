@@ -42,7 +42,12 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     } else {
         None
     };
-    let mut checkpoint_read = false;
+    // A control file written by a create that crashed before its first
+    // checkpoint record names none (`Lsn::INVALID`): recovery then starts at
+    // the redo point alone, and so does this check.
+    let mut checkpoint_read = control
+        .as_ref()
+        .is_some_and(|c| c.checkpoint == Lsn::INVALID);
     let mut reader = WalReader::open(&args.dir, ReaderOptions::default())
         .with_context(|| format!("opening {}", args.dir.display()))?;
     let seg = reader.segment_size();

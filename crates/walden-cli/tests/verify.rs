@@ -6,8 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use walden::internals::SegmentFiles;
-use walden::{Config, FsStorage, Record, SegmentSize, SyncMethod, Wal};
+use walden::internals::{ControlFile, SegmentFiles};
+use walden::{Config, FsStorage, Lsn, Record, SegmentSize, SyncMethod, Wal};
 
 /// Segments of 1 MiB.
 const SEGMENT: u64 = 1 << 20;
@@ -131,5 +131,26 @@ fn after_a_crash_a_hole_before_later_wal_fails() {
         &dir,
         "a segment is damaged",
         "a truncated segment after a crash",
+    );
+}
+
+#[test]
+fn a_log_whose_create_crashed_before_its_first_checkpoint_verifies() {
+    // As a crash between `Wal::create`'s first control-file write and its
+    // first checkpoint record leaves it: the control file names no
+    // checkpoint, and recovery (and verify) start at the redo point.
+    let (_tmp, dir) = log(false);
+    let mut control = ControlFile::read(&FsStorage, &dir).unwrap();
+    control.checkpoint = Lsn::INVALID;
+    control.write(&FsStorage, &dir).unwrap();
+    let (ok, stderr) = verify(&dir);
+    assert!(ok, "{stderr}");
+    // A checkpoint named but never read still fails.
+    control.checkpoint = Lsn(64 * SEGMENT);
+    control.write(&FsStorage, &dir).unwrap();
+    fails_with(
+        &dir,
+        "before the control file's last checkpoint",
+        "an unread checkpoint",
     );
 }
