@@ -10,11 +10,12 @@ pub enum SlotChoice {
     /// wait (PostgreSQL master's `lockToTry`).
     #[default]
     Sticky,
-    /// Try the thread's current slot and then `k` more without blocking,
+    /// Try `k` slots without blocking, the thread's current one first,
     /// stepping by a per-thread stride coprime with the slot count (so the
     /// walk reaches every slot), then block on the next one; the slot that
     /// was won becomes the thread's current one (seed 000's patch 0002,
-    /// "several attempts to lock WALInsertLocks"). `k` is 1..=1024.
+    /// "several attempts to lock WALInsertLocks", whose `attempts` is `k`:
+    /// its 2 is `attempts:2`). `k` is 1..=1024.
     Attempts(u32),
 }
 

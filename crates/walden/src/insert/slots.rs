@@ -213,8 +213,10 @@ impl SlotArray {
                     }
                     (at, stride) => (at % n, stride),
                 });
+                // `k` conditional tries in all, as the patch's `attempts`:
+                // the current slot, then `k - 1` more along the walk.
                 let mut won = self.try_lock(at);
-                for _ in 0..k {
+                for _ in 1..k {
                     if won {
                         break;
                     }
