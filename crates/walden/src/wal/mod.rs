@@ -61,6 +61,8 @@ impl Shared {
             // reports it: there is no one else to tell here.
             let _ = self.insert.flush(end);
         }
+        #[cfg(feature = "metrics")]
+        self.publish_metrics();
         if self.wake_async_flushes() {
             // Async flushes of records inserted during this round.
             self.background.request();
@@ -154,6 +156,20 @@ impl Shared {
                 })?;
         }
         Ok(span.start)
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Shared {
+    /// The counts kept on the insert path, published by the background
+    /// writer after each round rather than per insert: records and bytes
+    /// inserted, and the insert and durable positions.
+    fn publish_metrics(&self) {
+        let slots = self.insert.slot_stats();
+        metrics::counter!("walden_records_total").absolute(slots.records);
+        metrics::counter!("walden_record_bytes_total").absolute(slots.bytes);
+        metrics::gauge!("walden_insert_lsn").set(self.insert.insert_position().0 as f64);
+        metrics::gauge!("walden_flushed_lsn").set(self.insert.writer.flushed().0 as f64);
     }
 }
 

@@ -471,8 +471,7 @@ impl Writer {
             })?;
             st.stats.count_write(bytes);
             if self.method.sync_on_write() {
-                st.stats.syncs += 1;
-                st.stats.sync_time += started.elapsed();
+                st.stats.count_sync(started.elapsed());
             }
             pos = end;
             // Release: publishes that the ring slots below `pos` are free
@@ -531,8 +530,7 @@ impl Writer {
                 source,
             });
         }
-        sync.stats.syncs += 1;
-        sync.stats.sync_time += started.elapsed();
+        sync.stats.count_sync(started.elapsed());
         // Release: the bytes below `upto` are durable now. An RMW so that
         // `flushed` never goes back.
         self.flushed.fetch_max(upto.0, Ordering::Release);

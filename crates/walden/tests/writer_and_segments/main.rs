@@ -4,7 +4,8 @@
 //! direct I/O writes every record and is refused where the file system has
 //! none, and `pg_waldump` reads what the writer wrote, across recycling,
 //! reopen and SIGKILL; `Config`, `Stats` and the recovery report travel
-//! through serde, and the log reports its life as `tracing` events.
+//! through serde, and the log reports its life as `tracing` events and its
+//! counts as `metrics`.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -14,6 +15,7 @@ mod background_writer;
 mod checkpoint_to;
 mod direct_io;
 mod group_commit;
+mod metrics_export;
 mod open_or_create;
 mod segment_control;
 mod segment_files;
