@@ -196,14 +196,16 @@ impl CrashFs {
     }
 
     fn stop(&mut self) -> Result<(), CrashFsError> {
-        match self.session.take() {
-            Some(session) => session
-                .umount_and_join()
-                .map_err(|source| CrashFsError::Unmount {
-                    path: self.mountpoint.clone(),
-                    source,
-                }),
-            None => Ok(()),
+        match self.session.take().map(|session| session.umount_and_join()) {
+            // The session's loop may end reading `ECONNABORTED` from
+            // /dev/fuse when the unmount tears the connection down before
+            // it sees `ENODEV`: the file system is unmounted either way.
+            Some(Err(e)) if e.raw_os_error() == Some(libc::ECONNABORTED) => Ok(()),
+            Some(Err(source)) => Err(CrashFsError::Unmount {
+                path: self.mountpoint.clone(),
+                source,
+            }),
+            Some(Ok(())) | None => Ok(()),
         }
     }
 
