@@ -433,7 +433,7 @@ fn check_arbitrary(
     keep_page_headers: bool,
     start: Index,
 ) -> Result<(), TestCaseError> {
-    let mut rng = fault::Rng(seed);
+    let mut rng = fault::Rng::new(seed);
     let page = PAGE_SIZE as usize;
     let mut segments = base.segments.clone();
     for bytes in segments.values_mut() {

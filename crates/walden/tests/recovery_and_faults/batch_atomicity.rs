@@ -98,7 +98,7 @@ fn boot(wal: &Wal, rng: &mut Rng, next_id: &mut u64, threads: u64) -> (Vec<(u64,
     *next_id += threads * 1000;
     std::thread::scope(|s| {
         for t in 0..threads {
-            let mut rng = Rng(rng.next());
+            let mut rng = Rng::new(rng.next());
             let (done, durable) = (&done, &durable);
             s.spawn(move || {
                 for b in 0..1000 {
@@ -147,7 +147,7 @@ fn batches_survive_power_cuts_whole_or_not_at_all() {
     let mut dropped_total = 0;
     let mut kept_total = 0;
     for life in 0..lives {
-        let mut rng = Rng(0xBA7C_0000 + life);
+        let mut rng = Rng::new(0xBA7C_0000 + life);
         let mut config = configs[(life as usize * 7) % configs.len()].clone();
         config.writer_delay = None;
         let sim = SimStorage::new(life);

@@ -111,7 +111,7 @@ struct Life<'a> {
 
 impl<'a> Life<'a> {
     fn new(seed: u64, totals: &'a Totals) -> Self {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let configs = strategy_configs();
         let mut config = configs[rng.below(configs.len() as u64) as usize].clone();
         config.sync_method =
@@ -168,7 +168,7 @@ impl<'a> Life<'a> {
         let acked = AtomicU64::new(0);
         std::thread::scope(|s| {
             for t in 0..threads {
-                let mut rng = Rng(self.rng.next());
+                let mut rng = Rng::new(self.rng.next());
                 let (wal, inserted, acked) = (&wal, &inserted, &acked);
                 let boot = self.boot;
                 s.spawn(move || {

@@ -41,7 +41,7 @@ fn workload(wal: &Wal, seed: u64, per_thread: u64) -> (Vec<Acked>, Vec<Error>) {
         for t in 0..THREADS {
             let (acked, errors) = (&acked, &errors);
             s.spawn(move || {
-                let mut rng = Rng(seed ^ (t + 1).wrapping_mul(0x9E37_79B9));
+                let mut rng = Rng::new(seed ^ (t + 1).wrapping_mul(0x9E37_79B9));
                 let mut pending = Vec::new();
                 for i in 0..per_thread {
                     let tag = seed << 24 | t << 16 | i;
@@ -176,7 +176,7 @@ fn config_for(format: WalFormat) -> Config {
 fn flushed_log(config: &Config, dir: &str, crash: bool) -> (SimStorage, Vec<Acked>) {
     let sim = SimStorage::new(3);
     let wal = Wal::create_with_storage(dir, config.clone(), storage(&sim)).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut acked = Vec::new();
     for tag in 0..30u64 {
         if tag == 15 {

@@ -102,7 +102,7 @@ fn run(
         for t in 0..THREADS {
             let (wal, result) = (&wal, &result);
             s.spawn(move || {
-                let mut rng = Rng(seed ^ (t + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
+                let mut rng = Rng::new(seed ^ (t + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
                 for i in 0..OPS_PER_THREAD {
                     let outcome = if t == 0 && i == OPS_PER_THREAD / 3 {
                         wal.switch_segment().map(|_| ())

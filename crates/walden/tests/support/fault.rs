@@ -119,27 +119,25 @@ pub fn storage(sim: &SimStorage) -> Arc<dyn Storage> {
     Arc::new(sim.clone())
 }
 
-/// A seeded generator (SplitMix64).
+/// A seeded generator: the test kit's SplitMix64 (the one the FUSE crash
+/// file system draws from), with the draws these tests make.
 #[derive(Clone, Debug)]
-pub struct Rng(pub u64);
+pub struct Rng(walden_testkit::crashfs::Rng);
 
 impl Rng {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(walden_testkit::crashfs::Rng::new(seed))
+    }
+
     /// The next 64 random bits.
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (0 if `n` is 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
+        self.0.below(n)
     }
 
     /// True with probability `1/n`.
@@ -163,7 +161,7 @@ impl Rng {
 pub fn payload(tag: u64, len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&tag.to_le_bytes()[..len.min(8)]);
-    let mut rng = Rng(tag ^ 0x5DEE_CE66_D1CE_4E5B);
+    let mut rng = Rng::new(tag ^ 0x5DEE_CE66_D1CE_4E5B);
     while out.len() < len {
         let word = rng.next().to_le_bytes();
         let n = (len - out.len()).min(8);
