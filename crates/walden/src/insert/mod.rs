@@ -192,13 +192,9 @@ impl InsertPath {
         self.evictions.load(Ordering::Relaxed)
     }
 
-    /// Returns once everything below `upto` is written and durable; see
-    /// [`crate::Wal::flush`]. Fails if `upto` is beyond the reserved end.
-    pub(crate) fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
-        self.writer.check()?;
-        if self.writer.flushed() >= upto {
-            return Ok(self.writer.flushed());
-        }
+    /// The reserved end, or [`Error::FlushBeyondEnd`] if `upto` is past it:
+    /// what a flush to `upto` may wait for.
+    pub(crate) fn flushable_end(&self, upto: Lsn) -> Result<Lsn, Error> {
         let reserved = self.reserved_end();
         if upto > reserved {
             return Err(Error::FlushBeyondEnd {
@@ -206,6 +202,17 @@ impl InsertPath {
                 end: reserved,
             });
         }
+        Ok(reserved)
+    }
+
+    /// Returns once everything below `upto` is written and durable; see
+    /// [`crate::Wal::flush`]. Fails if `upto` is beyond the reserved end.
+    pub(crate) fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
+        self.writer.check()?;
+        if self.writer.flushed() >= upto {
+            return Ok(self.writer.flushed());
+        }
+        let reserved = self.flushable_end(upto)?;
         // Wait for in-flight insertions before taking the writer lock: an
         // inserter below `upto` may need that lock to evict a page.
         let finished = self.slots.wait_for_inserts(upto, reserved);

@@ -67,16 +67,10 @@ impl Wal {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn flush_async(&self, upto: Lsn) -> FlushFuture<'_> {
-        let end = self.shared.insert.reserved_end();
         let refused = if self._writer.is_none() {
             Some(Error::NoBackgroundWriter)
-        } else if upto > end {
-            Some(Error::FlushBeyondEnd {
-                requested: upto,
-                end,
-            })
         } else {
-            None
+            self.shared.insert.flushable_end(upto).err()
         };
         FlushFuture {
             wal: self,
