@@ -13,6 +13,7 @@ use crate::contents::Discontinuity;
 /// Why a [`crate::WaldenLogStore`] operation failed. Messages name the log
 /// directory and, for records, their LSN.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RaftStoreError {
     /// The Walden configuration's segment size is invalid.
     #[error("invalid configuration: {0}")]

@@ -8,8 +8,11 @@ use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
 use crate::segment::{PrepareFor, SegmentPrep};
 use crate::write::SyncMethod;
 
+mod builder;
 mod reservation;
 mod slot_choice;
+
+pub use builder::ConfigBuilder;
 
 pub use reservation::{
     link_table_capacity_for, link_table_capacity_serves, ReservationKind, LINK_TABLE_MIN_CAPACITY,
@@ -32,7 +35,9 @@ pub const WRITER_DELAY_RANGE: std::ops::RangeInclusive<Duration> =
 /// How a [`crate::Wal`] is built. `Config::default()` is PostgreSQL's
 /// configuration: 16 MiB segments and buffers, 8 insertion slots,
 /// spinlock reservation, `fdatasync`, a background writer every 200 ms or
-/// 1 MiB, synchronous commit.
+/// 1 MiB, synchronous commit. [`Config::builder`] sets only the fields it
+/// names and validates the whole; a struct literal with `..Config::default()`
+/// works too.
 ///
 /// ```
 /// use walden::{Config, SyncMethod};
@@ -165,6 +170,7 @@ const MIN_STUCK_WAIT_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// A bad [`Config`] value or combination; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// `segment_size` is not a power of two from 1 MiB to 1 GiB.
     #[error(

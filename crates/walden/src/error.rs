@@ -11,6 +11,7 @@ use crate::write::WriteError;
 
 /// Why a [`crate::Wal`] operation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The configuration is invalid or does not match the log on disk.
     #[error("invalid configuration: {0}")]

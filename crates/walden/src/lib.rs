@@ -51,7 +51,8 @@ mod write;
 
 pub use buffer::{Eviction, PageInitKind};
 pub use config::{
-    Config, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,
+    Config, ConfigBuilder, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS,
+    MAX_SEGMENTS_AHEAD,
 };
 pub use error::Error;
 pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};

@@ -15,6 +15,7 @@ use crate::lsn::{Lsn, TimeLineId};
 /// ([`InvalidRecordLength`](Self::InvalidRecordLength) with `got: 0`), a
 /// zeroed or stale page, a CRC or prev-link mismatch all end the WAL.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EndOfWalReason {
     /// `xl_tot_len` below 24; `got: 0` is the usual end of WAL (zeros).
     #[error("invalid record length at {at}: wanted 24, got {got}")]
@@ -283,6 +284,7 @@ impl EndOfWalReason {
 
 /// An error from [`WalReader`](super::WalReader).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// Reading stopped at the end of the WAL or at corruption.
     #[error("{}", end_of_wal_message(.last_good, .reason))]

@@ -12,6 +12,7 @@ use crate::lsn::{SegmentSize, TimeLineId};
 
 /// Why a [`SegmentSource`] could not read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
     /// The segment does not exist. The reader reports it as the end of WAL.
     #[error("could not find file \"{name}\": No such file or directory")]

@@ -64,6 +64,7 @@ pub const DEFAULT_RMID: u8 = rmgr::RM_MIN_CUSTOM_ID;
 
 /// Why a record cannot be inserted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RecordError {
     /// The record is larger than PostgreSQL's limit.
     #[error("record of {len} bytes is larger than the maximum of {MAX_RECORD_SIZE} bytes")]

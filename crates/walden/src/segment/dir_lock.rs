@@ -17,6 +17,7 @@ pub const LOCK_FILE_NAME: &str = "walden.lock";
 
 /// Why the WAL directory's lock could not be taken.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DirLockError {
     /// Another writer, in this process or another, has the log open.
     #[error("\"{}\" is in use: another writer ({}) has the log open; one writer per log", .dir.display(), holder_text(*.holder))]

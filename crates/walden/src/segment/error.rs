@@ -113,6 +113,7 @@ pub(crate) fn failed(op: FileOp, path: &Path) -> impl FnOnce(io::Error) -> IoFai
 
 /// Why an operation on segment files failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SegmentError {
     /// A file-system operation failed.
     #[error(transparent)]

@@ -218,6 +218,7 @@ fn unix_time() -> i64 {
 /// Counters of a log since it was opened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Stats {
     /// Records inserted.
     pub records: u64,

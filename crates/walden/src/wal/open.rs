@@ -48,6 +48,7 @@ const FIRST_TIMELINE: u32 = 1;
 /// What [`Wal::open`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct RecoveryReport {
     /// Where the scan started: the last checkpoint's redo point.
     pub redo: Lsn,

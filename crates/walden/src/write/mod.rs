@@ -57,6 +57,7 @@ use crate::sync::{AtomicBool, AtomicU64, CommitQueue, Mutex, MutexGuard, Orderin
 
 /// Why a write or flush failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// A segment file could not be created or opened.
     #[error(transparent)]

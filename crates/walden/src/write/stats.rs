@@ -18,6 +18,7 @@ fn pow2_bucket(units: u64, buckets: usize) -> usize {
 /// Counters of the writer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct WriterStats {
     /// `write` system calls issued.
     pub writes: u64,

@@ -50,6 +50,7 @@ const TOPLEVEL_XID_FRAGMENT_SIZE: usize = 5;
 /// Why record body bytes are not a valid body. Display is pg_waldump 15's
 /// wording without the trailing ` at X/Y` (the reader adds the LSN).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BodyError {
     /// The headers' lengths do not add up to the body size, or a header is cut off.
     #[error("record with invalid length")]

@@ -70,6 +70,7 @@ use super::rmgr::{
 
 /// Why main data is not the struct its record type says.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum MainDataError {
     /// Fewer bytes than the fixed part of the struct.
     #[error("{what}: main data of {len} bytes is shorter than the {need} bytes it needs")]

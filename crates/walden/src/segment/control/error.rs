@@ -22,6 +22,7 @@ pub struct InvalidControlValue {
 
 /// Why the bytes of a control file do not decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CorruptControlFile {
     /// Shorter than its layout.
     #[error("truncated: {len} bytes, expected {CONTROL_FILE_LEN}")]
@@ -64,6 +65,7 @@ pub enum CorruptControlFile {
 
 /// Why the control file could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ControlFileError {
     /// There is no control file.
     #[error("control file \"{}\" does not exist", .path.display())]

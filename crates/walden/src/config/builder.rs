@@ -1,0 +1,173 @@
+//! [`ConfigBuilder`]: a [`Config`] set field by field and validated once.
+//!
+//! The builder is the construction that stays source-compatible when a later
+//! version adds a knob: a struct literal names every field (or relies on
+//! `..Config::default()`), a builder names only the fields it changes.
+
+use std::time::Duration;
+
+use super::{Config, ConfigError, ReservationKind, SlotChoice};
+use crate::buffer::{Eviction, PageInitKind};
+use crate::format::WalFormat;
+use crate::segment::SegmentPrep;
+use crate::write::SyncMethod;
+
+/// Builds a [`Config`]: starts from `Config::default()`, each method sets
+/// the field of the same name, and [`ConfigBuilder::build`] validates the
+/// whole (the same checks as [`Config::validate`]).
+///
+/// ```
+/// use walden::{Config, ReservationKind, SyncMethod, WalFormat};
+/// let config = Config::builder()
+///     .format(WalFormat::SelfLsn)
+///     .reservation(ReservationKind::default_for(WalFormat::SelfLsn))
+///     .segment_size(1 << 20)
+///     .sync_method(SyncMethod::None)
+///     .build()?;
+/// assert_eq!(config.segment_size, 1 << 20);
+/// let bad = Config::builder().insert_slots(0).build();
+/// assert_eq!(bad.unwrap_err().to_string(), "insert_slots = 0: must be between 1 and 1024");
+/// # Ok::<(), walden::ConfigError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct ConfigBuilder {
+    config: Config,
+}
+
+/// One setter per field, each documented by a link to the field it sets.
+macro_rules! setters {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        impl ConfigBuilder {
+            $(
+                #[doc = concat!("Sets [`Config::", stringify!($field), "`].")]
+                pub fn $field(mut self, value: $ty) -> Self {
+                    self.config.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    format: WalFormat,
+    segment_size: u64,
+    buffers: u64,
+    insert_slots: usize,
+    slot_choice: SlotChoice,
+    reservation: ReservationKind,
+    prev_link_table_capacity: Option<usize>,
+    page_init: PageInitKind,
+    eviction: Eviction,
+    eviction_chunk: u64,
+    writer_delay: Option<Duration>,
+    writer_flush_after: u64,
+    async_commit: bool,
+    sync_method: SyncMethod,
+    recycle_segments: usize,
+    segments_ahead: usize,
+    segment_prep: SegmentPrep,
+    direct_io: bool,
+    stuck_wait_timeout: Option<Duration>,
+}
+
+impl ConfigBuilder {
+    /// The configuration, if every field and combination is valid.
+    pub fn build(self) -> Result<Config, ConfigError> {
+        self.config.validate()?;
+        Ok(self.config)
+    }
+}
+
+impl Config {
+    /// A [`ConfigBuilder`] starting from `Config::default()`.
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field set through the builder to a value other than its
+    /// default. The literal names every field (no `..`), so a new field
+    /// fails to compile here until it has a value and, below, a setter.
+    #[test]
+    fn every_field_has_a_setter() {
+        let want = Config {
+            format: WalFormat::SelfLsn,
+            segment_size: 1 << 20,
+            buffers: 1 << 20,
+            insert_slots: 16,
+            slot_choice: SlotChoice::Attempts(2),
+            reservation: ReservationKind::Unlinked,
+            prev_link_table_capacity: Some(64),
+            page_init: PageInitKind::Cooperative,
+            eviction: Eviction::Batch,
+            eviction_chunk: 1 << 20,
+            writer_delay: None,
+            writer_flush_after: 1 << 16,
+            async_commit: true,
+            sync_method: SyncMethod::OpenDatasync,
+            recycle_segments: 9,
+            segments_ahead: 5,
+            segment_prep: SegmentPrep::Fallocate,
+            direct_io: true,
+            stuck_wait_timeout: None,
+        };
+        let Config {
+            format,
+            segment_size,
+            buffers,
+            insert_slots,
+            slot_choice,
+            reservation,
+            prev_link_table_capacity,
+            page_init,
+            eviction,
+            eviction_chunk,
+            writer_delay,
+            writer_flush_after,
+            async_commit,
+            sync_method,
+            recycle_segments,
+            segments_ahead,
+            segment_prep,
+            direct_io,
+            stuck_wait_timeout,
+        } = want.clone();
+        let built = Config::builder()
+            .format(format)
+            .segment_size(segment_size)
+            .buffers(buffers)
+            .insert_slots(insert_slots)
+            .slot_choice(slot_choice)
+            .reservation(reservation)
+            .prev_link_table_capacity(prev_link_table_capacity)
+            .page_init(page_init)
+            .eviction(eviction)
+            .eviction_chunk(eviction_chunk)
+            .writer_delay(writer_delay)
+            .writer_flush_after(writer_flush_after)
+            .async_commit(async_commit)
+            .sync_method(sync_method)
+            .recycle_segments(recycle_segments)
+            .segments_ahead(segments_ahead)
+            .segment_prep(segment_prep)
+            .direct_io(direct_io)
+            .stuck_wait_timeout(stuck_wait_timeout);
+        assert_eq!(built.config, want);
+        assert_ne!(want, Config::default());
+    }
+
+    #[test]
+    fn build_refuses_what_validate_refuses() {
+        let err = Config::builder()
+            .async_commit(true)
+            .writer_delay(None)
+            .build();
+        assert_eq!(err, Err(ConfigError::AsyncCommitWithoutWriter));
+    }
+}
