@@ -355,11 +355,7 @@ fn sweep(plan: Plan, expected: &[&str], threads: &[&str]) {
             .args(&second[1..])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{what}: recovering and appending failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::succeeded(out, &format!("{what}: recovering and appending"));
         verify_acked(
             &dir,
             &acked,
