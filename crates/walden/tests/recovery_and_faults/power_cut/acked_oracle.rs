@@ -120,3 +120,45 @@ impl AckedOracle {
         Ok(())
     }
 }
+
+/// The redo point is accepted only where a checkpoint the test called can
+/// explain it, and never before one that returned `Ok`.
+#[test]
+fn the_oracle_accepts_only_a_redo_point_its_checkpoints_explain() {
+    let at = |n: u64| Lsn(0x100_0000 + n);
+    let mut oracle = AckedOracle::new(at(0));
+    assert_eq!(
+        oracle.check(at(0), &[]),
+        Ok(0),
+        "no checkpoint: the old one"
+    );
+    assert!(
+        oracle.check(at(8), &[]).is_err(),
+        "moved with no checkpoint"
+    );
+    let returned = Checkpoint {
+        before: at(100),
+        done: Some(at(120)),
+    };
+    oracle.record_boot([], [returned]);
+    assert!(
+        oracle.check(at(0), &[]).is_err(),
+        "a returned checkpoint lost"
+    );
+    assert!(oracle.check(at(128), &[]).is_err(), "past the returned one");
+    assert_eq!(oracle.check(at(112), &[]), Ok(0));
+    let cut_under = Checkpoint {
+        before: at(200),
+        done: None,
+    };
+    oracle.record_boot([], [cut_under]);
+    assert_eq!(
+        oracle.check(at(112), &[]),
+        Ok(0),
+        "the cut one did not land"
+    );
+    oracle.record_boot([], [cut_under]);
+    assert_eq!(oracle.check(at(5000), &[]), Ok(0), "the cut one landed");
+    oracle.record_boot([], [cut_under]);
+    assert!(oracle.check(at(150), &[]).is_err(), "before the cut one");
+}
