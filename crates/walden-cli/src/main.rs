@@ -1,6 +1,7 @@
 //! The `walden` command.
 
 mod bench;
+mod crash_points;
 mod dump;
 mod self_checking;
 mod stat;

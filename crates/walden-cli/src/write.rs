@@ -5,7 +5,7 @@
 use std::fs::OpenOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -13,10 +13,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use walden::internals::ControlFile;
 use walden::FsStorage;
 use walden::{
-    Config, Eviction, PageInitKind, Record, ReservationKind, SegmentPrep, SlotChoice, SyncMethod,
-    Wal, WalFormat, MAX_RECORD_SIZE,
+    Config, Eviction, PageInitKind, Record, ReservationKind, SegmentPrep, SlotChoice, Storage,
+    SyncMethod, Wal, WalFormat, MAX_RECORD_SIZE,
 };
 
+use crate::crash_points::{CrashPointStorage, CrashPoints};
 use crate::self_checking::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
 
 /// Segment size of a new log unless `--segment-size` says otherwise.
@@ -98,6 +99,11 @@ pub struct WriteArgs {
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
+    /// The background writer's delay in milliseconds: it writes and
+    /// flushes what was inserted every this often (0: no background
+    /// writer).
+    #[arg(long, default_value_t = 200)]
+    pub writer_delay_ms: u64,
     /// How flushed WAL is made durable: fsync, fdatasync, open_datasync, open_sync, none.
     #[arg(long, default_value = "fdatasync")]
     pub sync: SyncMethod,
@@ -107,6 +113,12 @@ pub struct WriteArgs {
     /// Seed of the payload sizes (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// For the syscall crash sweep: kill the process with SIGKILL just
+    /// before the N-th operation on the log's files that changes the disk
+    /// or syncs it, counted over every thread (0: never); the count by
+    /// system call is printed at the end ("crash points: …").
+    #[arg(long, hide = true)]
+    pub crash_at_io: Option<u64>,
 }
 
 /// Runs `walden write`.
@@ -137,7 +149,14 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         segment_prep: args.segment_prep,
         segments_ahead: args.segments_ahead,
         direct_io: args.direct_io,
+        writer_delay: (args.writer_delay_ms > 0)
+            .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         ..Config::default()
+    };
+    let crash_points = args.crash_at_io.map(CrashPoints::new);
+    let storage: Arc<dyn Storage> = match &crash_points {
+        Some(points) => Arc::new(CrashPointStorage(Arc::clone(points))),
+        None => Arc::new(FsStorage),
     };
     let wal = if ControlFile::path(&args.dir).exists() {
         let control = ControlFile::read(&FsStorage, &args.dir)
@@ -148,7 +167,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         config.reservation = args
             .reservation
             .unwrap_or(ReservationKind::default_for(control.format));
-        let (wal, report) = Wal::open(&args.dir, config)
+        let (wal, report) = Wal::open_with_storage(&args.dir, config, storage)
             .with_context(|| format!("opening {}", args.dir.display()))?;
         eprintln!(
             "recovered {} records from {} to {} ({})",
@@ -156,7 +175,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         );
         wal
     } else {
-        Wal::create(&args.dir, config)
+        Wal::create_with_storage(&args.dir, config, storage)
             .with_context(|| format!("creating {}", args.dir.display()))?
     };
     let acked = match &args.acked {
@@ -241,6 +260,9 @@ pub fn run(args: &WriteArgs) -> Result<()> {
     let elapsed = started.elapsed();
     let stats = wal.stats();
     let (format, reservation) = (wal.config().format, wal.config().reservation);
+    if let Some(points) = &crash_points {
+        points.closing();
+    }
     wal.close().context("closing the log")?;
     println!(
         "wrote {} records ({} bytes, {format}, {reservation} reservation) with {} threads in {:.2?}: {:.0} records/s, {} syncs, {} writes",
@@ -264,6 +286,9 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         stats.segments_created_on_write,
         stats.segments_prepared_ahead
     );
+    if let Some(points) = &crash_points {
+        println!("{}", points.summary());
+    }
     Ok(())
 }
 

@@ -3,19 +3,32 @@
 //! A *life* is one log on one simulated disk. Each boot of it runs a
 //! multi-thread workload (inserts of 0 B to 24 KiB, flushes, segment
 //! switches, checkpoints that recycle segments) until the power is cut in
-//! the middle of a random storage operation; unsynced sectors then tear,
+//! the middle of a random storage operation. One boot in four also fails a
+//! sync (the 1st to 24th of the boot, once or persistently, with Linux's
+//! loss of what it covered): the log poisons, and the power is cut without
+//! any reopen that could rewrite what the failed sync lost. Unsynced
+//! sectors then tear,
 //! unsynced directory changes are forgotten, reverted sectors hold zeros,
 //! random or stale bytes. The log is recovered, and now and then recovery
 //! itself is cut and restarted. After every recovery:
 //!
-//! - every acknowledged record (below a LSN a flush returned, or recovered
-//!   by an earlier recovery) is read back byte-identical;
+//! - every record whose own flush returned `Ok` is read back at its LSN,
+//!   byte-identical ([`acked_oracle`]: the test's own list, checked against
+//!   a redo point the test validates from the checkpoints it called, not
+//!   taken from recovery); and every record below a LSN a flush returned,
+//!   or recovered by an earlier recovery, is too;
+//! - after a call failed (a failed sync), no record inserted later was
+//!   acknowledged, and the log refuses inserts as poisoned;
 //! - the records read from the redo point are exactly a prefix, in LSN
 //!   order, of the records inserted: nothing after the valid end is
 //!   replayed, no stale record from an earlier incarnation or a recycled
 //!   segment is accepted, no record is stitched from old and new bytes;
 //! - a recovery that was cut and restarted ends with the same records as the
 //!   crash image had;
+//! - over the run, at least one record per cut is acknowledged on average,
+//!   and at least a tenth of the records inserted (see the floor's
+//!   reasoning at [`ACKED_FLOOR_DIVISOR`]), so the test cannot pass by
+//!   acknowledging nothing;
 //! - for Postgres15 logs, `pg_waldump` reads the recovered log with exit 0,
 //!   after every recovery (`WALDEN_WALDUMP_EVERY=N`: every N-th, and every
 //!   one whose recovery took an unusual path: recovery cut and restarted,
@@ -27,9 +40,13 @@
 //! reproducible; with several, the OS's schedule also plays a part, so run
 //! the replay a few times). `WALDEN_POWER_CUT_BASE` fixes the run's seeds.
 
+mod acked_oracle;
+
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+
+use acked_oracle::{AckedOracle, Checkpoint};
 
 use crate::support::fault::{
     count_from_env, is_user_record, payload, read_log, seed_from_env, storage, strategy_configs,
@@ -46,6 +63,18 @@ const CUTS_PER_LIFE: u64 = 20;
 /// Every this many cuts (over the run), pg_waldump checks the log, unless
 /// `WALDEN_WALDUMP_EVERY` says otherwise.
 const WALDUMP_EVERY: u64 = 1;
+/// One boot in this many fails a sync.
+const SYNC_FAILURE_ONE_IN: u64 = 4;
+/// The failed sync is one of the first this many of its boot.
+const SYNC_FAILURE_WITHIN: u64 = 24;
+/// The floor on acknowledged records: at least one in this many records
+/// inserted has its own flush return `Ok`. A boot flushes after one insert
+/// in three (every insert under a herd), and a flush is acknowledged unless
+/// the power cut or a failed sync comes first; the cut lands within the
+/// first 80 storage operations, and a flush costs about two (a write and a
+/// sync), so most records inserted before the cut had their flush return.
+/// A tenth leaves a factor of about three below the expected third.
+const ACKED_FLOOR_DIVISOR: u64 = 10;
 
 /// A record inserted and not known to be lost.
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +94,15 @@ struct Totals {
     records_inserted: AtomicU64,
     records_verified: AtomicU64,
     acked_verified: AtomicU64,
+    /// Flushes of a thread's own record that returned `Ok`.
+    acks: AtomicU64,
+    /// Acknowledged records the oracle found read back, over every check.
+    oracle_checks: AtomicU64,
+    /// Boots in which a sync failed.
+    boots_with_failed_sync: AtomicU64,
+    /// Of those, boots in which the log was then checked to refuse inserts
+    /// (the power was not cut first).
+    poisoned_checked: AtomicU64,
     overwritten_contrecords: AtomicU64,
     waldump_runs: AtomicU64,
     sim: Mutex<SimStats>,
@@ -80,6 +118,41 @@ impl Totals {
         counter.load(Ordering::Relaxed)
     }
 
+    /// Prints the faults injected and the acknowledgements, and fails
+    /// unless the run acknowledged at least one record per cut on average
+    /// and one in [`ACKED_FLOOR_DIVISOR`] of the records inserted, and
+    /// failed a sync in at least one boot (one in [`SYNC_FAILURE_ONE_IN`]
+    /// arms a failure; about half of those reach it before the power cut).
+    fn report_faults_and_assert_floors(&self) {
+        let sim = *self.sim.lock().unwrap();
+        let (cuts, inserted) = (self.get(&self.cuts), self.get(&self.records_inserted));
+        let (acks, failed) = (self.get(&self.acks), self.get(&self.boots_with_failed_sync));
+        println!(
+            "faults: {} storage ops, {} unsynced sectors lost ({} filled with stale bytes), {} \
+             kept, {} directory changes forgotten, {} kept; {} of {} syncs failed, in {failed} \
+             boots ({} then checked to refuse inserts as poisoned); acknowledged: {acks} records \
+             by their own flush ({:.1} per cut, {:.0}% of {inserted} inserted), {} checks of \
+             them after recoveries, 0 lost",
+            sim.ops,
+            sim.sectors_lost,
+            sim.stale_sectors,
+            sim.sectors_kept,
+            sim.dir_changes_lost,
+            sim.dir_changes_kept,
+            sim.sync_failures,
+            sim.syncs,
+            self.get(&self.poisoned_checked),
+            acks as f64 / cuts.max(1) as f64,
+            100.0 * acks as f64 / inserted.max(1) as f64,
+            self.get(&self.oracle_checks),
+        );
+        assert!(
+            acks >= cuts && acks * ACKED_FLOOR_DIVISOR >= inserted,
+            "too few records acknowledged: {acks} over {cuts} cuts, {inserted} inserted"
+        );
+        assert!(failed > 0, "no boot of {cuts} failed a sync");
+    }
+
     fn add_sim(&self, s: SimStats) {
         let mut t = self.sim.lock().unwrap();
         t.ops += s.ops;
@@ -89,6 +162,8 @@ impl Totals {
         t.stale_sectors += s.stale_sectors;
         t.dir_changes_lost += s.dir_changes_lost;
         t.dir_changes_kept += s.dir_changes_kept;
+        t.syncs += s.syncs;
+        t.sync_failures += s.sync_failures;
     }
 }
 
@@ -101,6 +176,9 @@ struct Life<'a> {
     model: BTreeMap<Lsn, Inserted>,
     /// Everything below is acknowledged durable.
     durable: Lsn,
+    /// Each record acknowledged by its own flush, checked after every
+    /// recovery.
+    oracle: AckedOracle,
     boot: u64,
     /// `Some(n)`: every boot runs `n` committers, each flushing every
     /// record it inserts (group commit under a herd), instead of 1 to 4
@@ -127,6 +205,7 @@ impl<'a> Life<'a> {
             config,
             model: BTreeMap::new(),
             durable: Lsn::INVALID,
+            oracle: AckedOracle::new(Lsn::INVALID),
             boot: 0,
             committers: None,
             totals,
@@ -136,10 +215,14 @@ impl<'a> Life<'a> {
     fn run(&mut self, cuts: u64, waldump: &WaldumpSchedule) -> Result<(), String> {
         let wal = Wal::create_with_storage(DIR, self.config.clone(), storage(&self.sim))
             .map_err(|e| format!("create: {e}"))?;
+        let control = walden::internals::ControlFile::read(&self.sim, DIR.as_ref())
+            .map_err(|e| format!("the new log's control file: {e}"))?;
+        self.oracle = AckedOracle::new(control.redo);
         let mut wal = Some(wal);
         for cut in 0..cuts {
             let live = wal.take().ok_or("no log")?;
-            self.boot_and_cut(live);
+            self.boot_and_cut(live)
+                .map_err(|e| format!("cut {cut} (boot {}): {e}", self.boot))?;
             let (recovered, report, unusual) = self.recover()?;
             self.verify(&recovered, &report)
                 .map_err(|e| format!("after cut {cut} (boot {}): {e}", self.boot))?;
@@ -155,8 +238,11 @@ impl<'a> Life<'a> {
     }
 
     /// Runs the workload on `wal` until an armed power cut hits, or cuts
-    /// the power after it.
-    fn boot_and_cut(&mut self, wal: Wal) {
+    /// the power after it; one boot in [`SYNC_FAILURE_ONE_IN`] also fails a
+    /// sync. Fails if a record inserted after a call failed was
+    /// acknowledged, or if the log, a call having failed before the power
+    /// was cut, still takes inserts.
+    fn boot_and_cut(&mut self, wal: Wal) -> Result<(), String> {
         self.boot += 1;
         let drawn = 1 + self.rng.below(4);
         let threads = self.committers.unwrap_or(drawn);
@@ -164,43 +250,64 @@ impl<'a> Life<'a> {
         let ops_per_thread = 10 + self.rng.below(50);
         let cut_after = 1 + self.rng.below(80);
         self.sim.arm_power_cut(cut_after);
+        let failures_before = self.sim.stats().sync_failures;
+        if self.rng.one_in(SYNC_FAILURE_ONE_IN) {
+            let k = 1 + self.rng.below(SYNC_FAILURE_WITHIN);
+            self.sim.fail_sync(k, self.rng.one_in(2));
+        }
         let inserted = Mutex::new(Vec::new());
+        let acked_records = Mutex::new(Vec::new());
+        let checkpoints = Mutex::new(Vec::new());
+        let violations = Mutex::new(Vec::new());
         let acked = AtomicU64::new(0);
+        // Set once any call of the boot failed.
+        let refused = AtomicBool::new(false);
         std::thread::scope(|s| {
             for t in 0..threads {
                 let mut rng = Rng::new(self.rng.next());
                 let (wal, inserted, acked) = (&wal, &inserted, &acked);
+                let (acked_records, checkpoints) = (&acked_records, &checkpoints);
+                let (violations, refused) = (&violations, &refused);
                 let boot = self.boot;
                 s.spawn(move || {
+                    // Release: a thread that reads `refused` as set (Acquire,
+                    // below) sees the log poisoned by the failure before it.
+                    let fail = || refused.store(true, Ordering::Release);
                     for i in 0..ops_per_thread {
                         let roll = rng.below(100);
                         if t == 0 && roll < 2 {
-                            if wal.checkpoint().is_err() {
-                                return;
+                            let before = wal.insert_position();
+                            let done = wal.checkpoint().ok();
+                            checkpoints
+                                .lock()
+                                .unwrap()
+                                .push(Checkpoint { before, done });
+                            if done.is_none() {
+                                return fail();
                             }
                             continue;
                         }
                         if t == 0 && roll < 3 {
                             if wal.switch_segment().is_err() {
-                                return;
+                                return fail();
                             }
                             continue;
                         }
                         let tag = boot << 24 | t << 16 | i;
                         let len = rng.payload_len();
+                        // Acquire: pairs with the Release in `fail`.
+                        let after_a_failure = refused.load(Ordering::Acquire);
                         let Ok(span) =
                             wal.insert_span(&Record::new(USER_RMID, 0, payload(tag, len)))
                         else {
-                            return;
+                            return fail();
                         };
-                        inserted.lock().unwrap().push((
-                            span.start,
-                            Inserted {
-                                end: span.end,
-                                tag,
-                                len,
-                            },
-                        ));
+                        let record = Inserted {
+                            end: span.end,
+                            tag,
+                            len,
+                        };
+                        inserted.lock().unwrap().push((span.start, record));
                         if rng.one_in(3) || always_flush {
                             let before = wal.flushed();
                             match wal.flush(span.end) {
@@ -212,16 +319,46 @@ impl<'a> Life<'a> {
                                          then {now}",
                                         span.end
                                     );
+                                    if after_a_failure {
+                                        violations.lock().unwrap().push(format!(
+                                            "record at {} inserted after a call had failed \
+                                             was acknowledged durable (flush returned {upto})",
+                                            span.start
+                                        ));
+                                    }
                                     // Relaxed: read after the threads are joined.
                                     acked.fetch_max(upto.0, Ordering::Relaxed);
+                                    acked_records.lock().unwrap().push((span.start, record));
                                 }
-                                Err(_) => return,
+                                Err(_) => return fail(),
                             }
                         }
                     }
                 });
             }
         });
+        let failed_sync = self.sim.stats().sync_failures > failures_before;
+        self.sim.clear_faults();
+        if failed_sync {
+            self.totals.add(&self.totals.boots_with_failed_sync, 1);
+        }
+        if refused.into_inner() && failed_sync && !self.sim.is_cut() {
+            // The power is still on: the failure was the sync's, and the
+            // log must refuse new records until it is reopened.
+            match wal.insert(&Record::new(USER_RMID, 0, vec![2])) {
+                Ok(lsn) => violations
+                    .lock()
+                    .unwrap()
+                    .push(format!("an insert after a failed sync succeeded at {lsn}")),
+                Err(e) if e.to_string().contains("poisoned") => {
+                    self.totals.add(&self.totals.poisoned_checked, 1);
+                }
+                Err(e) => violations
+                    .lock()
+                    .unwrap()
+                    .push(format!("unclear refusal after a failed sync: {e}")),
+            }
+        }
         if self.sim.is_cut() {
             self.totals.add(&self.totals.cuts_mid_workload, 1);
         } else {
@@ -236,6 +373,16 @@ impl<'a> Life<'a> {
             .add(&self.totals.records_inserted, inserted.len() as u64);
         self.model.extend(inserted);
         self.durable = self.durable.max(Lsn(acked.into_inner()));
+        let acked_records = acked_records.into_inner().unwrap();
+        self.totals
+            .add(&self.totals.acks, acked_records.len() as u64);
+        self.oracle
+            .record_boot(acked_records, checkpoints.into_inner().unwrap());
+        let violations = violations.into_inner().unwrap();
+        match violations.first() {
+            Some(v) => Err(format!("{v} ({} violations)", violations.len())),
+            None => Ok(()),
+        }
     }
 
     /// Opens the log after a cut, sometimes cutting recovery itself (and
@@ -305,6 +452,8 @@ impl<'a> Life<'a> {
             .iter()
             .filter(|r| r.header.rmid == USER_RMID)
             .collect();
+        let checked = self.oracle.check(report.redo, &user)?;
+        self.totals.add(&self.totals.oracle_checks, checked as u64);
         self.model = self.model.split_off(&report.redo);
         let expected: Vec<(Lsn, Inserted)> = self.model.iter().map(|(k, v)| (*k, *v)).collect();
         for (i, r) in user.iter().enumerate() {
@@ -461,7 +610,7 @@ fn power_cuts_under_many_committers_lose_nothing_acknowledged() {
         totals.get(&totals.cuts_mid_workload),
         totals.get(&totals.acked_verified)
     );
-    assert!(totals.get(&totals.acked_verified) > 0);
+    totals.report_faults_and_assert_floors();
 }
 
 #[test]
@@ -514,7 +663,6 @@ fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
     });
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let sim = *totals.sim.lock().unwrap();
     println!(
         "{} lives, {} power cuts ({} mid-workload), {} recovery cuts, {} records inserted, \
          {} records verified ({} acknowledged), 0 acknowledged lost, 0 stale accepted, \
@@ -530,16 +678,7 @@ fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
         totals.get(&totals.waldump_runs),
         started.elapsed().as_secs_f64()
     );
-    println!(
-        "faults: {} storage ops, {} unsynced sectors lost ({} filled with stale bytes), {} kept, \
-         {} directory changes forgotten, {} kept",
-        sim.ops,
-        sim.sectors_lost,
-        sim.stale_sectors,
-        sim.sectors_kept,
-        sim.dir_changes_lost,
-        sim.dir_changes_kept
-    );
+    totals.report_faults_and_assert_floors();
     assert!(totals.get(&totals.cuts) >= cuts);
     assert!(
         totals.get(&totals.acked_verified) > 0 && totals.get(&totals.cuts_mid_workload) > cuts / 2,
