@@ -13,8 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use walden::internals::ControlFile;
 use walden::FsStorage;
 use walden::{
-    Config, Eviction, PageInitKind, Record, ReservationKind, SegmentPrep, SlotChoice, SyncMethod,
-    Wal, WalFormat, MAX_RECORD_SIZE,
+    Config, Eviction, PageInitKind, Record, RecoveryMode, ReservationKind, SegmentPrep, SlotChoice,
+    SyncMethod, Wal, WalFormat, MAX_RECORD_SIZE,
 };
 
 use crate::self_checking::{self, Ack, RecordId, LOAD_PREFIX, LOAD_RMID};
@@ -101,6 +101,12 @@ pub struct WriteArgs {
     /// How flushed WAL is made durable: fsync, fdatasync, open_datasync, open_sync, none.
     #[arg(long, default_value = "fdatasync")]
     pub sync: SyncMethod,
+    /// What opening an existing log does with WAL it cannot read:
+    /// point-in-time-recovery (stop at it), tolerate-corrupted-tail-records
+    /// (refuse it unless it is the tail), absolute-consistency (refuse any)
+    /// or skip-any-corrupted-records (skip it, keep what follows).
+    #[arg(long, default_value = "point-in-time-recovery")]
+    pub recovery_mode: RecoveryMode,
     /// After each flush, append "run thread seq end-LSN" to this file and sync it.
     #[arg(long)]
     pub acked: Option<PathBuf>,
@@ -137,6 +143,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         segment_prep: args.segment_prep,
         segments_ahead: args.segments_ahead,
         direct_io: args.direct_io,
+        recovery_mode: args.recovery_mode,
         ..Config::default()
     };
     let wal = if ControlFile::path(&args.dir).exists() {
@@ -154,6 +161,13 @@ pub fn run(args: &WriteArgs) -> Result<()> {
             "recovered {} records from {} to {} ({})",
             report.records, report.redo, report.end, report.stop
         );
+        for skip in &report.skipped {
+            let resumed = skip.resumed.map_or("nowhere".to_owned(), |r| r.to_string());
+            eprintln!(
+                "skipped invalid WAL from {} ({}), resumed at {resumed}, {} valid records dropped",
+                skip.from, skip.reason, skip.records_dropped
+            );
+        }
         wal
     } else {
         Wal::create(&args.dir, config)

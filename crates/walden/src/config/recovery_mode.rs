@@ -19,6 +19,35 @@ use crate::named_enum::named_enum;
 /// checks. "Valid WAL after it" is a record that reads back whole (every
 /// check but the link to the record before it) starting on a later page of
 /// the log's segments.
+///
+/// ```
+/// use std::os::unix::fs::FileExt;
+/// use walden::{Config, Error, Record, RecoveryMode, RecoveryRefused, SegmentSize, Wal};
+/// let dir = tempfile::tempdir().unwrap();
+/// let config = |recovery_mode| Config { segment_size: 1 << 20, recovery_mode, ..Config::default() };
+/// let wal = Wal::create(dir.path(), config(RecoveryMode::default())).unwrap();
+/// let kept = wal.insert(&Record::bytes(&b"kept"[..])).unwrap();
+/// let torn = wal.insert_span(&Record::bytes(&b"torn by the crash"[..])).unwrap();
+/// wal.flush(torn.end).unwrap();
+/// drop(wal); // a crash: no clean close
+/// // The crash tore the last record: a byte after its 24-byte header is wrong.
+/// let seg = SegmentSize::new(1 << 20).unwrap();
+/// let file = std::fs::OpenOptions::new().write(true)
+///     .open(dir.path().join(seg.file_name(1, seg.segno(torn.start)))).unwrap();
+/// file.write_all_at(b"?", seg.offset(torn.start) + 24).unwrap();
+///
+/// // Absolute consistency refuses even a torn tail, naming it:
+/// match Wal::open(dir.path(), config(RecoveryMode::AbsoluteConsistency)) {
+///     Err(Error::RecoveryRefused(RecoveryRefused::TornTail { at, .. })) => assert_eq!(at, torn.start),
+///     other => panic!("{:?}", other.map(|(_, report)| report)),
+/// }
+/// // Tolerating a corrupted tail keeps what is before it (so does the default):
+/// let (wal, report) =
+///     Wal::open(dir.path(), config(RecoveryMode::TolerateCorruptedTailRecords)).unwrap();
+/// assert_eq!(report.last_record, Some(kept));
+/// assert!(report.skipped.is_empty());
+/// # drop(wal);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum RecoveryMode {
     /// Tolerates an invalid tail (an incomplete or damaged last record);

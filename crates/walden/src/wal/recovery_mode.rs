@@ -87,12 +87,15 @@ pub(super) fn read_to_end(
     let mut records = 0u64;
     let mut open_batch: Option<OpenBatch> = None;
     let mut skipped = Vec::new();
-    let mut pending: Option<WalRecord> = None;
+    // The record reading resumed at, and the one read before it.
+    let mut pending: Option<(WalRecord, Option<Lsn>)> = None;
     let (stop, reason) = loop {
-        let before = reader.last_good();
-        let read = match pending.take() {
-            Some(rec) => Ok(Some(rec)),
-            None => reader.next_record(),
+        let (read, before) = match pending.take() {
+            Some((rec, before)) => (Ok(Some(rec)), before),
+            None => {
+                let before = reader.last_good();
+                (reader.next_record(), before)
+            }
         };
         match read {
             Ok(Some(rec)) => {
@@ -145,7 +148,7 @@ pub(super) fn read_to_end(
                 records -= in_batch;
                 open_batch = None;
                 reader = resync.reader;
-                pending = Some(anchor);
+                pending = Some((anchor, resync.before));
             }
             Err(e) => return Err(e.into()),
         }
@@ -176,6 +179,9 @@ struct Resync {
     anchor: Option<WalRecord>,
     /// Valid records read before it and dropped.
     dropped: u64,
+    /// The last of them: where the log continues from if `anchor` opens a
+    /// batch that the end of WAL cuts.
+    before: Option<Lsn>,
 }
 
 /// Resumes reading after segment `damaged`: at the first record of the
@@ -193,7 +199,7 @@ fn resync(
     let mut reader = reader_at(files, control, seg.segment_start(damaged + 1))?;
     let mut segno = damaged + 1;
     let mut dropped = 0u64;
-    let mut found = false;
+    let mut before = None;
     while segno <= last {
         reader.restart_at(seg.segment_start(segno));
         loop {
@@ -203,10 +209,11 @@ fn resync(
                         reader,
                         anchor: Some(rec),
                         dropped,
+                        before,
                     }))
                 }
-                Ok(Some(_)) => {
-                    found = true;
+                Ok(Some(rec)) => {
+                    before = Some(rec.lsn);
                     dropped += 1;
                 }
                 Ok(None) => break,
@@ -219,10 +226,11 @@ fn resync(
         }
         segno += 1;
     }
-    Ok(found.then_some(Resync {
+    Ok(before.is_some().then_some(Resync {
         reader,
         anchor: None,
         dropped,
+        before,
     }))
 }
 
