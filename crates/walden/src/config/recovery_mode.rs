@@ -26,7 +26,7 @@ use crate::named_enum::named_enum;
 /// let dir = tempfile::tempdir().unwrap();
 /// let config = |recovery_mode| Config { segment_size: 1 << 20, recovery_mode, ..Config::default() };
 /// let wal = Wal::create(dir.path(), config(RecoveryMode::default())).unwrap();
-/// let kept = wal.insert(&Record::bytes(&b"kept"[..])).unwrap();
+/// let kept = wal.insert_span(&Record::bytes(&b"kept"[..])).unwrap().start;
 /// let torn = wal.insert_span(&Record::bytes(&b"torn by the crash"[..])).unwrap();
 /// wal.flush(torn.end).unwrap();
 /// drop(wal); // a crash: no clean close
