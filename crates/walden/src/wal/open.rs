@@ -22,7 +22,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::recovery_mode::{self, SkippedWal};
+use super::recovery_mode::{self, read_page_prefix, SkippedWal};
 use super::{unix_time, RedoPoint, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError, RecoveryMode};
@@ -35,8 +35,8 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
 use crate::segment::{
     check_direct_io, check_no_hole, check_segment_sizes, create_dir_durably, erase_durably,
-    lock_dir, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure, SegmentError,
-    SegmentFiles, Storage, StorageLock,
+    lock_dir, rewrite_durably, ControlFile, FsStorage, SegmentError, SegmentFiles, Storage,
+    StorageLock,
 };
 use crate::sync::{AsyncWaiters, AtomicU64};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -492,18 +492,6 @@ fn scan(files: &SegmentFiles, control: &ControlFile, mode: RecoveryMode) -> Resu
         skipped,
     };
     Ok((report, tail, overwrite, dropped))
-}
-
-/// The bytes of `page` before `end`, from its segment file.
-fn read_page_prefix(files: &SegmentFiles, page: Lsn, end: Lsn) -> Result<Vec<u8>, Error> {
-    let seg = files.segment_size();
-    let segno = seg.segno(page);
-    let mut bytes = vec![0u8; (end.0 - page.0) as usize];
-    files
-        .open_for_read(segno)?
-        .read_exact_at(&mut bytes, seg.offset(page))
-        .map_err(|e| SegmentError::from(IoFailure::new(FileOp::Read, &files.path(segno), e)))?;
-    Ok(bytes)
 }
 
 impl Shared {

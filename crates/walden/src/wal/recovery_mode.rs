@@ -331,23 +331,30 @@ fn is_clean_end(files: &SegmentFiles, reason: &EndOfWalReason) -> Result<bool, E
     use EndOfWalReason::*;
     Ok(match reason {
         InvalidRecordLength { at, got: 0 } | RecordShorterThanHeader { at, got: 0, .. } => {
-            let page = read_page(files, at.page_start())?;
+            let page =
+                read_page_prefix(files, at.page_start(), Lsn(at.page_start().0 + PAGE_SIZE))?;
             page[at.page_offset() as usize..].iter().all(|&b| b == 0)
         }
         UnexpectedPageAddr { pageaddr, page, .. } => pageaddr < page,
         BadMagic { page, .. } | InvalidInfoBits { page, .. } => {
-            read_page(files, *page)?.iter().all(|&b| b == 0)
+            read_page_prefix(files, *page, Lsn(page.0 + PAGE_SIZE))?
+                .iter()
+                .all(|&b| b == 0)
         }
         MissingSegment { .. } => true,
         _ => false,
     })
 }
 
-/// The page at `page`, from its segment file.
-fn read_page(files: &SegmentFiles, page: Lsn) -> Result<Vec<u8>, Error> {
+/// The bytes of `page` before `end`, from its segment file.
+pub(super) fn read_page_prefix(
+    files: &SegmentFiles,
+    page: Lsn,
+    end: Lsn,
+) -> Result<Vec<u8>, Error> {
     let seg = files.segment_size();
     let segno = seg.segno(page);
-    let mut bytes = vec![0u8; PAGE_SIZE as usize];
+    let mut bytes = vec![0u8; (end.0 - page.0) as usize];
     files
         .open_for_read(segno)?
         .read_exact_at(&mut bytes, seg.offset(page))
