@@ -5,14 +5,17 @@
 //! `StartupXLOG` does and checks nothing more. RocksDB: `WALRecoveryMode`
 //! in `DBImpl::RecoverLogFiles`.
 //!
-//! Skipping resumes only at the start of a later segment, never later in
-//! the damaged one: after an unclean open the log continues in a fresh
-//! segment, so the rest of a segment past a `XLOG_SWITCH` recovery wrote
-//! may hold a crashed incarnation's records at their own LSNs, which no
-//! check can tell from current ones once that switch record is lost in the
-//! damage. Every later segment was written whole by the current log (the
-//! segments after a crashed incarnation's end are removed at recovery), so
-//! a record found there is never stale. Records read there before the
+//! Skipping resumes only at the start of a later segment, whose first page
+//! carries the long header that ties it to its position; the rest of the
+//! damaged segment is skipped. A segment recovery removed or that a
+//! checkpoint recycled holds no page of its new position (the page address
+//! differs), and after the switch record of an unclean open the writer
+//! fills the rest of its segment with zero pages before the open returns.
+//! What this cannot tell: a log opened after a clean shutdown whose
+//! recovery stopped at damage keeps its later segments (no fresh segment
+//! is started then) and writes over them as it goes; their records past
+//! what was rewritten belong to the history before the damage, and a later
+//! skip could resume among them. Records read after resuming before the
 //! first one no batch can span (a batch marker, or a checkpoint, switch or
 //! overwrite-contrecord record, which Walden writes as their own
 //! reservations) are dropped: they may be the tail of a batch whose marker

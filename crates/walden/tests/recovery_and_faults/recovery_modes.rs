@@ -445,3 +445,72 @@ fn the_default_is_point_in_time_recovery() {
         assert_eq!(mode.to_string().parse::<RecoveryMode>(), Ok(mode));
     }
 }
+
+/// After a crash, point-in-time recovery ends the log at a damaged record
+/// of segment 3 with a switch record, and the log goes on in segment 4.
+/// When that switch record is torn in turn, skipping resumes in segment 4,
+/// never among the records the crashed incarnation wrote after it in
+/// segment 3 (which the switch's flush has overwritten with zero pages).
+#[test]
+fn skipping_a_torn_switch_record_resumes_in_the_next_segment() {
+    for format in WalFormat::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let records = write_log(dir.path(), format);
+        let bad = (0..records.len())
+            .find(|&i| seg().segno(records[i].lsn) == DAMAGED && records[i].header.rmid == PLAIN)
+            .unwrap();
+        flip_last_byte(dir.path(), &records[bad]);
+        let (wal, first) = Wal::open(dir.path(), config(format, RecoveryMode::default())).unwrap();
+        let switch_at = first.end;
+        assert_eq!(switch_at, records[bad].lsn, "{format}");
+        let new: Batch = (0..3u8)
+            .map(|k| Record::new(IN_BATCH, 0, vec![k; 1500]))
+            .collect();
+        let mut end = Lsn(0);
+        while end < Lsn(seg().segment_start(DAMAGED + 2).0 + SEG / 4) {
+            end = wal.insert_batch(&new).unwrap().end;
+        }
+        wal.flush(end).unwrap();
+        drop(wal);
+
+        let (read, _) = read_from(dir.path(), Some(records[0].lsn));
+        let switch = read.iter().find(|r| r.lsn == switch_at).unwrap();
+        assert_eq!(
+            (switch.header.rmid, switch.header.info),
+            (RM_XLOG_ID, XLOG_SWITCH)
+        );
+        // The crashed incarnation's records after it (the first starting
+        // on a later page than the switch) are gone.
+        let stale = records[bad..]
+            .iter()
+            .find(|r| r.lsn.page_start() > switch_at.page_start())
+            .unwrap();
+        assert_eq!(seg().segno(stale.lsn), DAMAGED);
+        let (old, _) = read_from(dir.path(), Some(stale.lsn));
+        assert!(
+            old.iter().all(|r| seg().segno(r.lsn) > DAMAGED),
+            "{format}: a stale record reads"
+        );
+
+        flip_last_byte(dir.path(), switch);
+        let (wal, report) = Wal::open(
+            dir.path(),
+            config(format, RecoveryMode::SkipAnyCorruptedRecords),
+        )
+        .unwrap();
+        drop(wal);
+        let skip = &report.skipped[..];
+        assert_eq!(skip.len(), 1, "{format}");
+        assert_eq!(skip[0].from, switch_at, "{format}");
+        let resumed = skip[0].resumed.unwrap();
+        assert!(
+            seg().segno(resumed) > DAMAGED,
+            "{format}: resumed at {resumed}"
+        );
+        let (kept, _) = read_from(dir.path(), Some(resumed));
+        assert!(
+            kept.iter().all(|r| seg().segno(r.lsn) > DAMAGED),
+            "{format}: a record of segment {DAMAGED} kept after the skip"
+        );
+    }
+}
