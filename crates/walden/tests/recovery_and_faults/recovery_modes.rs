@@ -514,3 +514,46 @@ fn skipping_a_torn_switch_record_resumes_in_the_next_segment() {
         );
     }
 }
+
+/// Skipping resumes at a batch marker whose batch the end of WAL then cuts:
+/// the batch is dropped whole, the log goes on at its marker, and a reopen
+/// in the default mode starts there.
+#[test]
+fn a_batch_skipping_resumed_at_and_the_end_of_wal_cut_is_dropped() {
+    for format in WalFormat::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let records = write_log(dir.path(), format);
+        let seg = seg();
+        let first_later = (0..records.len())
+            .find(|&i| seg.segno(records[i].lsn) > DAMAGED)
+            .unwrap();
+        let anchor = (first_later..records.len())
+            .find(|&i| is_marker(&records[i]))
+            .unwrap();
+        // The end of WAL falls inside the anchor's batch, after its first
+        // record; damage in segment 3 before it.
+        let cut_at = records[anchor + 2].lsn;
+        write_at(
+            dir.path(),
+            cut_at,
+            &vec![0u8; (seg.segment_start(seg.segno(cut_at) + 1).0 - cut_at.0) as usize],
+        );
+        for segno in seg.segno(cut_at) + 1..=seg.segno(records.last().unwrap().lsn) {
+            std::fs::remove_file(segment_path(dir.path(), segno)).unwrap();
+        }
+        let damage = Recipe::MiddleCrc.apply(dir.path(), &records);
+        let bad = damage.first_bad.unwrap();
+        let report =
+            open_write_reread(dir.path(), format, RecoveryMode::SkipAnyCorruptedRecords).unwrap();
+        let cut = prefix_kept(&records, bad);
+        assert_eq!(report.skipped.len(), 1, "{format}");
+        assert_eq!(
+            (report.skipped[0].from, report.skipped[0].resumed),
+            (records[cut].lsn, Some(records[anchor].lsn)),
+            "{format}"
+        );
+        assert_eq!(report.dropped_batch, Some(records[anchor].lsn), "{format}");
+        assert_eq!(report.records, cut as u64, "{format}");
+        assert_eq!(report.end, records[anchor].lsn, "{format}");
+    }
+}
