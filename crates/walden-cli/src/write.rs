@@ -13,8 +13,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use walden::internals::ControlFile;
 use walden::FsStorage;
 use walden::{
-    Config, Eviction, PageInitKind, Record, ReservationKind, SegmentPrep, SlotChoice, Storage,
-    SyncMethod, Wal, WalFormat, MAX_RECORD_SIZE,
+    Config, Eviction, PageInitKind, Record, RecoveryMode, ReservationKind, SegmentPrep, SlotChoice,
+    Storage, SyncMethod, Wal, WalFormat, MAX_RECORD_SIZE,
 };
 
 use crate::crash_points::{CrashPointStorage, CrashPoints};
@@ -107,6 +107,12 @@ pub struct WriteArgs {
     /// How flushed WAL is made durable: fsync, fdatasync, open_datasync, open_sync, none.
     #[arg(long, default_value = "fdatasync")]
     pub sync: SyncMethod,
+    /// What opening an existing log does with WAL it cannot read:
+    /// point-in-time-recovery (stop at it), tolerate-corrupted-tail-records
+    /// (refuse it unless it is the tail), absolute-consistency (refuse any)
+    /// or skip-any-corrupted-records (skip it, keep what follows).
+    #[arg(long, default_value = "point-in-time-recovery")]
+    pub recovery_mode: RecoveryMode,
     /// After each flush, append "run thread seq end-LSN" to this file and sync it.
     #[arg(long)]
     pub acked: Option<PathBuf>,
@@ -151,6 +157,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         direct_io: args.direct_io,
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
+        recovery_mode: args.recovery_mode,
         ..Config::default()
     };
     let crash_points = args.crash_at_io.map(CrashPoints::new);
@@ -173,6 +180,13 @@ pub fn run(args: &WriteArgs) -> Result<()> {
             "recovered {} records from {} to {} ({})",
             report.records, report.redo, report.end, report.stop
         );
+        for skip in &report.skipped {
+            let resumed = skip.resumed.map_or("nowhere".to_owned(), |r| r.to_string());
+            eprintln!(
+                "skipped invalid WAL from {} ({}), resumed at {resumed}, {} valid records dropped",
+                skip.from, skip.reason, skip.records_dropped
+            );
+        }
         wal
     } else {
         Wal::create_with_storage(&args.dir, config, storage)

@@ -63,3 +63,40 @@ fn options_contradicting_the_log_are_refused() {
     let out = succeeded(run(&["verify", d]), "verify");
     assert!(out.contains("150 from walden write"), "{out}");
 }
+
+#[test]
+fn recovery_mode_decides_what_opening_a_damaged_log_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("wal");
+    let d = dir.to_str().unwrap();
+    let new = ["--records", "4000", "--size", "1KB", "--sync", "none"];
+    let segment_size = ["--segment-size", "1MB"];
+    succeeded(
+        run(&[&["write", d][..], &new, &segment_size].concat()),
+        "creating the log",
+    );
+    std::fs::remove_file(dir.join("000000010000000000000003")).unwrap();
+    let more = ["--records", "10", "--sync", "none"];
+    refused(&[&["write", d][..], &more].concat(), "is missing");
+    refused(
+        &[
+            &["write", d, "--recovery-mode", "absolute-consistency"][..],
+            &more,
+        ]
+        .concat(),
+        "recovery refused: absolute-consistency",
+    );
+    let out = run(&[
+        &["write", d, "--recovery-mode", "skip-any-corrupted-records"][..],
+        &more,
+    ]
+    .concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "skipping: {stderr}");
+    assert!(stderr.contains("skipped invalid WAL from"), "{stderr}");
+    // Later opens start past the skipped WAL, in the default mode too.
+    succeeded(
+        run(&[&["write", d][..], &more].concat()),
+        "appending after the skip",
+    );
+}

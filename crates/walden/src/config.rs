@@ -9,11 +9,12 @@ use crate::segment::{PrepareFor, SegmentPrep};
 use crate::write::SyncMethod;
 
 mod builder;
+mod recovery_mode;
 mod reservation;
 mod slot_choice;
 
 pub use builder::ConfigBuilder;
-
+pub use recovery_mode::{RecoveryMode, RecoveryRefused};
 pub use reservation::{
     link_table_capacity_for, link_table_capacity_serves, ReservationKind, LINK_TABLE_MIN_CAPACITY,
 };
@@ -135,6 +136,10 @@ pub struct Config {
     /// eviction's write of a page, so a stalled disk lengthens them); see
     /// `sync::watchdog`.
     pub stuck_wait_timeout: Option<Duration>,
+    /// What [`crate::Wal::open`] does with WAL it cannot read: stop at it
+    /// (the default, PostgreSQL's recovery), tolerate it only at the tail,
+    /// refuse any, or skip it and keep what follows ([`RecoveryMode`]).
+    pub recovery_mode: RecoveryMode,
 }
 
 impl Default for Config {
@@ -159,6 +164,7 @@ impl Default for Config {
             segment_prep: SegmentPrep::ZeroFill,
             direct_io: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
+            recovery_mode: RecoveryMode::PointInTimeRecovery,
         }
     }
 }
@@ -384,6 +390,11 @@ mod tests {
             (
                 "x".parse::<SyncMethod>().map(|_| ()),
                 "sync method \"x\": expected fsync, fdatasync, open_datasync, open_sync or none",
+            ),
+            (
+                "x".parse::<RecoveryMode>().map(|_| ()),
+                "recovery mode \"x\": expected tolerate-corrupted-tail-records, \
+                 absolute-consistency, point-in-time-recovery or skip-any-corrupted-records",
             ),
         ];
         for (parsed, message) in cases {

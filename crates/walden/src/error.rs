@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, RecoveryRefused};
 use crate::lsn::Lsn;
 use crate::read::ReadError;
 use crate::record::RecordError;
@@ -31,6 +31,9 @@ pub enum Error {
     /// Reading the log failed (outside the normal end of WAL).
     #[error(transparent)]
     Read(#[from] ReadError),
+    /// [`crate::Config::recovery_mode`] refused the WAL recovery found.
+    #[error("recovery refused: {0}")]
+    RecoveryRefused(#[from] RecoveryRefused),
     /// Another writer has the log open, or its lock could not be taken.
     #[error(transparent)]
     Locked(#[from] DirLockError),

@@ -51,8 +51,8 @@ mod write;
 
 pub use buffer::{Eviction, PageInitKind};
 pub use config::{
-    Config, ConfigBuilder, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS,
-    MAX_SEGMENTS_AHEAD,
+    Config, ConfigBuilder, ConfigError, RecoveryMode, RecoveryRefused, ReservationKind, SlotChoice,
+    MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,
 };
 pub use error::Error;
 pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};
@@ -73,7 +73,7 @@ pub use segment::{
 };
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};
-pub use wal::{FlushFuture, RecoveryReport, Stats, Wal};
+pub use wal::{FlushFuture, RecoveryReport, SkippedWal, Stats, Wal};
 pub use write::{SyncMethod, WriteError, WriterStats};
 
 /// The README's examples, compiled and run as doctests.

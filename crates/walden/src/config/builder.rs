@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::{Config, ConfigError, ReservationKind, SlotChoice};
+use super::{Config, ConfigError, RecoveryMode, ReservationKind, SlotChoice};
 use crate::buffer::{Eviction, PageInitKind};
 use crate::format::WalFormat;
 use crate::segment::SegmentPrep;
@@ -70,6 +70,7 @@ setters! {
     segment_prep: SegmentPrep,
     direct_io: bool,
     stuck_wait_timeout: Option<Duration>,
+    recovery_mode: RecoveryMode,
 }
 
 impl ConfigBuilder {
@@ -116,6 +117,7 @@ mod tests {
             segment_prep: SegmentPrep::Fallocate,
             direct_io: true,
             stuck_wait_timeout: None,
+            recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
         };
         let Config {
             format,
@@ -137,6 +139,7 @@ mod tests {
             segment_prep,
             direct_io,
             stuck_wait_timeout,
+            recovery_mode,
         } = want.clone();
         let built = Config::builder()
             .format(format)
@@ -157,7 +160,8 @@ mod tests {
             .segments_ahead(segments_ahead)
             .segment_prep(segment_prep)
             .direct_io(direct_io)
-            .stuck_wait_timeout(stuck_wait_timeout);
+            .stuck_wait_timeout(stuck_wait_timeout)
+            .recovery_mode(recovery_mode);
         assert_eq!(built.config, want);
         assert_ne!(want, Config::default());
     }

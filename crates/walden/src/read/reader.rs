@@ -251,6 +251,19 @@ impl WalReader {
         }
     }
 
+    /// Forgets where the reader stands and searches again, as a new reader
+    /// would, for the first record at or after `start` (its `xl_prev` only
+    /// needs to be below it), keeping the source and the log's format:
+    /// recovery's resynchronisation after invalid WAL (`wal::recovery_mode`).
+    pub(crate) fn restart_at(&mut self, start: Lsn) {
+        self.start = start;
+        self.position = Position::Search;
+        self.skipped = None;
+        self.aborted = None;
+        self.assembling = None;
+        self.stopped = None;
+    }
+
     /// When the first record was not at the requested start: (requested
     /// start, first record found, bytes skipped). `None` before the first
     /// record is found.

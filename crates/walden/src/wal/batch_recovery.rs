@@ -22,6 +22,21 @@ pub(super) struct OpenBatch {
 }
 
 impl OpenBatch {
+    /// True if `rec` is the marker of a batch of at least one record.
+    pub(super) fn is_marker(rec: &WalRecord) -> bool {
+        Self::marker_of(rec).is_some()
+    }
+
+    /// The marker `rec` holds, if it is one of a batch of records.
+    fn marker_of(rec: &WalRecord) -> Option<BatchMarker> {
+        if (rec.header.rmid, rec.header.info) != (RM_XLOG_ID, XLOG_NOOP) {
+            return None;
+        }
+        let marker = BatchMarker::decode(rec.parse_body().ok()?.main_data)?;
+        // Walden never writes an empty batch's marker: nothing to close.
+        (marker.records > 0).then_some(marker)
+    }
+
     /// The batch `rec` opens, if it is a batch marker.
     pub(super) fn opened_by(
         rec: &WalRecord,
@@ -29,14 +44,7 @@ impl OpenBatch {
         before: Option<Lsn>,
         records_before: u64,
     ) -> Option<Self> {
-        if (rec.header.rmid, rec.header.info) != (RM_XLOG_ID, XLOG_NOOP) {
-            return None;
-        }
-        let marker = BatchMarker::decode(rec.parse_body().ok()?.main_data)?;
-        if marker.records == 0 {
-            // Walden never writes an empty batch's marker: nothing to close.
-            return None;
-        }
+        let marker = Self::marker_of(rec)?;
         let marker_end = seg.lsn_to_pos(rec.lsn)? + maxalign(u64::from(rec.header.tot_len));
         Some(OpenBatch {
             marker: rec.lsn,

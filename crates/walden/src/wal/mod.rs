@@ -9,9 +9,11 @@ mod async_flush;
 mod batch_recovery;
 mod open;
 mod open_or_create;
+mod recovery_mode;
 
 pub use async_flush::FlushFuture;
 pub use open::RecoveryReport;
+pub use recovery_mode::SkippedWal;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -90,6 +92,7 @@ impl Shared {
     /// [`Shared::checkpoint`] with the redo point `redo` says.
     fn checkpoint_at(&self, redo: RedoPoint) -> Result<Lsn, Error> {
         let shutdown = redo == RedoPoint::Keep;
+        let recycle = matches!(redo, RedoPoint::Now | RedoPoint::At(_));
         let (timeline, old_redo) = {
             let c = self.control.lock().unwrap_or_else(|e| e.into_inner());
             (c.timeline, c.redo)
@@ -103,6 +106,7 @@ impl Shared {
                 self.insert.insert_position()
             }
             RedoPoint::At(lsn) => self.record_start_at(lsn)?.max(old_redo),
+            RedoPoint::Resumed(lsn) => lsn,
         };
         let checkpoint = CheckPoint {
             redo,
@@ -133,7 +137,7 @@ impl Shared {
             dir = %self.dir.display(),
             "checkpoint"
         );
-        if !shutdown {
+        if recycle {
             let seg = self.insert.seg;
             let current = seg.segno(self.insert.reserved_end());
             self.insert
@@ -183,6 +187,10 @@ enum RedoPoint {
     /// At the first record starting at or after this LSN, or where it is
     /// if that is further on ([`Wal::checkpoint_to`]).
     At(Lsn),
+    /// At this record, where recovery resumed after skipping invalid WAL
+    /// ([`crate::RecoveryMode::SkipAnyCorruptedRecords`]), with nothing
+    /// recycled: the records before it stay for readers.
+    Resumed(Lsn),
 }
 
 impl Shared {

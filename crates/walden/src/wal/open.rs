@@ -15,26 +15,28 @@
 //! every one of its records is dropped whole: the log continues at its
 //! marker, and its bytes are erased on disk first, so that no record of it
 //! can be chained to again by whatever is written there next.
+//! What recovery does where the WAL stops being valid depends on
+//! [`Config::recovery_mode`](crate::Config::recovery_mode)
+//! (`wal/recovery_mode.rs`); the default is PostgreSQL's.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::batch_recovery::OpenBatch;
-use super::{unix_time, Shared, Wal};
+use super::recovery_mode::{self, read_page_prefix, SkippedWal};
+use super::{unix_time, RedoPoint, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, RecoveryMode};
 use crate::error::Error;
 use crate::format::message::{OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
 use crate::format::page::XLP_FIRST_IS_OVERWRITE_CONTRECORD;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use crate::insert::{InsertPath, StartPoint};
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
-use crate::read::{ReadError, ReaderOptions, StorageSource, WalReader};
 use crate::record::Record;
 use crate::segment::{
     check_direct_io, check_no_hole, check_segment_sizes, create_dir_durably, erase_durably,
-    lock_dir, rewrite_durably, ControlFile, FileOp, FsStorage, IoFailure, SegmentError,
-    SegmentFiles, Storage, StorageLock,
+    lock_dir, rewrite_durably, ControlFile, FsStorage, SegmentError, SegmentFiles, Storage,
+    StorageLock,
 };
 use crate::sync::{AsyncWaiters, AtomicU64};
 use crate::write::background::{BackgroundWriter, Wakeup};
@@ -72,6 +74,11 @@ pub struct RecoveryReport {
     /// its records is kept (they are not counted in `records`), and its
     /// bytes were erased on disk.
     pub dropped_batch: Option<Lsn>,
+    /// The invalid WAL [`RecoveryMode::SkipAnyCorruptedRecords`] skipped,
+    /// in LSN order (always empty in the other modes). When one was
+    /// skipped and reading resumed, the log's redo point is now the last
+    /// place it resumed.
+    pub skipped: Vec<SkippedWal>,
 }
 
 /// Where a log's next record goes, and what the ring must start with.
@@ -237,19 +244,40 @@ impl Wal {
         }
         let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
         files.remove_temp_files()?;
-        check_segment_sizes(&files, seg.segno(control.redo))?;
-        let (report, tail, overwrite, dropped) = scan(&files, &control)?;
-        check_no_hole(&files, report.end, control.system_identifier)?;
+        let skipping = config.recovery_mode == RecoveryMode::SkipAnyCorruptedRecords;
+        if !skipping {
+            check_segment_sizes(&files, seg.segno(control.redo))?;
+        }
+        let (report, tail, overwrite, dropped) = scan(&files, &control, config.recovery_mode)?;
+        // Skipping reads past short and missing segments; those after the
+        // end of what it kept are discarded below.
+        let skipped = !report.skipped.is_empty();
+        if skipping {
+            check_segment_sizes(&files, seg.segno(report.end))?;
+        }
+        if !skipped {
+            check_no_hole(&files, report.end, control.system_identifier)?;
+        }
         if let Some((from, to)) = dropped {
             erase_durably(&files, from, to)?;
         }
         if !control.clean_shutdown {
-            // Recovery read the WAL up to the tail; make sure it is on disk.
-            rewrite_durably(&files, control.redo.page_start(), tail.durable_end())?;
+            // Recovery read the WAL up to the tail; make sure it is on disk
+            // (what it kept of it: not what it skipped).
+            let mut from = control.redo.page_start();
+            for skip in &report.skipped {
+                if let Some(resumed) = skip.resumed {
+                    rewrite_durably(&files, from, skip.from.page_start())?;
+                    from = resumed.page_start();
+                }
+            }
+            rewrite_durably(&files, from, tail.durable_end())?;
         }
         // After an unclean shutdown, in every format, new records start in a
         // segment no earlier incarnation wrote (docs/reliability.md).
-        let fresh_segment = !control.clean_shutdown;
+        // So too after skipping invalid WAL, past which the log may have
+        // held records it did not keep.
+        let fresh_segment = !control.clean_shutdown || skipped;
         if fresh_segment {
             discard_segments_after(&files, tail.last_written_segment(seg))?;
         }
@@ -276,10 +304,15 @@ impl Wal {
                 wal.flush(span.end)?;
             }
         }
+        if let Some(resumed) = report.skipped.iter().rev().find_map(|s| s.resumed) {
+            // Later opens start past the skipped WAL, in any mode.
+            wal.shared.checkpoint_at(RedoPoint::Resumed(resumed))?;
+        }
         wal.shared.mark_open()?;
         tracing::info!(
             dir = %wal.shared.dir.display(),
             redo = %report.redo,
+            skipped = report.skipped.len(),
             end = %report.end,
             records = report.records,
             clean_shutdown = report.clean_shutdown,
@@ -397,39 +430,21 @@ fn pg_now(unix_secs: i64) -> i64 {
 /// from) and the range of a dropped batch to erase.
 type Scanned = (RecoveryReport, Tail, Option<(Lsn, Lsn)>, Option<(Lsn, Lsn)>);
 
-/// Reads from the redo point to the end of WAL. A batch whose records are
-/// not all there is dropped: the end of WAL becomes its marker.
-fn scan(files: &SegmentFiles, control: &ControlFile) -> Result<Scanned, Error> {
+/// Reads from the redo point to the end of WAL under `mode`. A batch
+/// whose records are not all there is dropped: the end of WAL becomes its
+/// marker.
+fn scan(files: &SegmentFiles, control: &ControlFile, mode: RecoveryMode) -> Result<Scanned, Error> {
     let seg = control.segment_size;
-    let opts = ReaderOptions {
-        start: Some(control.redo),
-        end: None,
-        timeline: control.timeline,
-    };
-    let source = StorageSource::new(files.storage().clone(), files.dir(), seg);
-    let mut reader = WalReader::with_source(Box::new(source), opts)?;
-    let mut records = 0u64;
-    let mut open_batch: Option<OpenBatch> = None;
-    let mut stop = loop {
-        let before = reader.last_good();
-        match reader.next_record() {
-            Ok(Some(rec)) => {
-                records += 1;
-                match &mut open_batch {
-                    Some(b) => {
-                        b.left -= 1;
-                        if b.left == 0 {
-                            open_batch = None;
-                        }
-                    }
-                    None => open_batch = OpenBatch::opened_by(&rec, seg, before, records - 1),
-                }
-            }
-            Ok(None) => break "end of the requested range".to_owned(),
-            Err(e @ ReadError::EndOfWal { .. }) => break e.to_string(),
-            Err(e) => return Err(e.into()),
-        }
-    };
+    let scanned = recovery_mode::read_to_end(files, control, mode)?;
+    recovery_mode::check(mode, files, control, &scanned)?;
+    let recovery_mode::Scan {
+        reader,
+        mut records,
+        open_batch,
+        mut stop,
+        skipped,
+        ..
+    } = scanned;
     let mut last_good = reader.last_good();
     let mut overwrite = reader.aborted_contrecord();
     let mut next = match overwrite {
@@ -475,20 +490,9 @@ fn scan(files: &SegmentFiles, control: &ControlFile) -> Result<Scanned, Error> {
         clean_shutdown: control.clean_shutdown,
         overwritten: overwrite.map(|(aborted, _)| aborted),
         dropped_batch: dropped.map(|(marker, _)| marker),
+        skipped,
     };
     Ok((report, tail, overwrite, dropped))
-}
-
-/// The bytes of `page` before `end`, from its segment file.
-fn read_page_prefix(files: &SegmentFiles, page: Lsn, end: Lsn) -> Result<Vec<u8>, Error> {
-    let seg = files.segment_size();
-    let segno = seg.segno(page);
-    let mut bytes = vec![0u8; (end.0 - page.0) as usize];
-    files
-        .open_for_read(segno)?
-        .read_exact_at(&mut bytes, seg.offset(page))
-        .map_err(|e| SegmentError::from(IoFailure::new(FileOp::Read, &files.path(segno), e)))?;
-    Ok(bytes)
 }
 
 impl Shared {

@@ -11,6 +11,7 @@ mod batch_atomicity;
 mod end_of_wal_matrix;
 mod power_cut;
 mod recovery;
+mod recovery_modes;
 mod segment_crash;
 mod storage_faults;
 mod sync_failure;
