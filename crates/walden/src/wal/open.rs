@@ -20,6 +20,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::batch_recovery::OpenBatch;
+use super::checkpoint_policy::CheckpointPolicy;
+use super::retention::Retention;
 use super::{unix_time, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError};
@@ -329,6 +331,8 @@ impl Wal {
             initialized_upto,
             written,
         };
+        let policy = CheckpointPolicy::new(&config, control.redo, tail.durable_end());
+        let retention = Retention::new(&config, std::time::Instant::now());
         let shared = Arc::new(Shared {
             insert: InsertPath::new(&config, seg, ring, supply(&config, files), start),
             background: Arc::new(Wakeup::new(
@@ -341,6 +345,9 @@ impl Wal {
             dir,
             recycled: AtomicU64::new(0),
             removed: AtomicU64::new(0),
+            retained: AtomicU64::new(0),
+            policy,
+            retention,
             config,
         });
         let prealloc = SegmentSupply::start_preallocator(&shared, |s| s.insert.supply_and_writer())
