@@ -352,7 +352,10 @@ impl Config {
         if self.segments_ahead > MAX_SEGMENTS_AHEAD {
             return Err(ConfigError::SegmentsAhead(self.segments_ahead));
         }
-        if let Some(t) = self.stuck_wait_timeout.filter(|&t| t < MIN_STUCK_WAIT_TIMEOUT) {
+        if let Some(t) = self
+            .stuck_wait_timeout
+            .filter(|&t| t < MIN_STUCK_WAIT_TIMEOUT)
+        {
             return Err(ConfigError::StuckWaitTimeout(t));
         }
         self.validate_checkpoints()
@@ -476,6 +479,46 @@ mod tests {
         assert_eq!("open-datasync".parse(), Ok(SyncMethod::OpenDatasync));
         assert_eq!(SyncMethod::OpenSync.to_string(), "open_sync");
         assert_eq!("page_headers".parse(), Ok(SegmentPrep::PageHeaders));
+    }
+
+    #[test]
+    fn automatic_checkpoints_and_retention_are_checked() {
+        let seg = Config::default().segment_size;
+        let with = |f: fn(&mut Config)| {
+            let mut c = Config::default();
+            f(&mut c);
+            c.validate()
+        };
+        assert_eq!(Config::default().validate(), Ok(()));
+        assert_eq!(
+            with(|c| c.max_wal_size = Some(2 * c.segment_size - 1)),
+            Err(ConfigError::MaxWalSize {
+                max_wal_size: 2 * seg - 1,
+                segment_size: seg
+            })
+        );
+        assert_eq!(with(|c| c.max_wal_size = Some(2 * c.segment_size)), Ok(()));
+        assert_eq!(
+            with(|c| c.checkpoint_timeout = Some(Duration::ZERO)),
+            Err(ConfigError::TooShort {
+                field: "checkpoint_timeout",
+                value: Duration::ZERO
+            })
+        );
+        assert_eq!(
+            with(|c| c.wal_keep_for = Some(Duration::from_micros(999))),
+            Err(ConfigError::TooShort {
+                field: "wal_keep_for",
+                value: Duration::from_micros(999)
+            })
+        );
+        assert_eq!(
+            with(|c| {
+                c.wal_keep_size = 2;
+                c.wal_keep_max_size = Some(1);
+            }),
+            Err(ConfigError::WalKeepMax { max: 1, min: 2 })
+        );
     }
 
     #[test]

@@ -167,7 +167,10 @@ mod tests {
         let p = policy(None, Some(Duration::from_secs(10)));
         let last = p.serial();
         let later = last.at + Duration::from_secs(10);
-        assert_eq!(p.due(&last, Lsn(3000), later - Duration::from_millis(1)), None);
+        assert_eq!(
+            p.due(&last, Lsn(3000), later - Duration::from_millis(1)),
+            None
+        );
         assert_eq!(p.due(&last, Lsn(3000), later), Some(Cause::Time));
         // Nothing inserted since the last checkpoint's record: nothing to do.
         assert_eq!(p.due(&last, Lsn(2000), later), None);
@@ -178,7 +181,10 @@ mod tests {
         let p = policy(Some(1), Some(Duration::from_millis(1)));
         let mut last = p.serial();
         last.closed = true;
-        assert_eq!(p.due(&last, Lsn(u64::MAX), last.at + Duration::from_secs(1)), None);
+        assert_eq!(
+            p.due(&last, Lsn(u64::MAX), last.at + Duration::from_secs(1)),
+            None
+        );
         assert!(policy(None, None).is_off());
     }
 }

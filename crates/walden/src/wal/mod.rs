@@ -118,7 +118,9 @@ impl Shared {
     /// segments whose retention by age ran out; errors are logged (a
     /// failed sync poisons the log, and the next call reports it).
     fn auto_checkpoint(&self) {
-        if self.policy.is_off() && self.config.wal_keep_for.is_none() {
+        let idle = self.policy.is_off() && self.config.wal_keep_for.is_none();
+        // A poisoned log takes no checkpoint: the next call reports why.
+        if idle || self.insert.writer.check().is_err() {
             return;
         }
         let Some(mut last) = self.policy.try_serial() else {
