@@ -140,7 +140,11 @@ pub struct Config {
     /// position, so set it only where the records before that point are
     /// safe elsewhere once written (or are not needed again): that is why
     /// the default is `None`. Run by the background writer after a round,
-    /// or, without one, by [`crate::Wal::flush`] after its sync.
+    /// or, without one, by [`crate::Wal::flush`] after its sync; never
+    /// while [`crate::Wal::open`] recovers, but possibly at the first round
+    /// after it returns, so a caller that reads the recovered records from
+    /// [`crate::RecoveryReport::redo`] keeps them with
+    /// [`Config::wal_keep_size`] or [`Config::wal_keep_for`].
     pub max_wal_size: Option<u64>,
     /// Automatic checkpoint by time (PostgreSQL: `checkpoint_timeout`):
     /// a checkpoint once this long has passed since the last one, if a

@@ -7,8 +7,9 @@
 //! each round, or, without one, by [`crate::Wal::flush`] after its sync.
 //! Asking costs a mutex no inserter takes and a clock read. Every
 //! checkpoint, automatic or not, goes through [`CheckpointPolicy::serial`],
-//! so that two never interleave their control-file writes, and none runs
-//! after the log's shutdown checkpoint.
+//! so that two never interleave their control-file writes. No automatic
+//! checkpoint runs while the log is being opened (its recovery report names
+//! the redo point the caller replays from) or after its shutdown checkpoint.
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -58,8 +59,19 @@ pub(crate) struct Last {
     pub(crate) end: Lsn,
     /// When it was taken (or the log opened).
     pub(crate) at: Instant,
-    /// The shutdown checkpoint was taken: no other may follow.
-    pub(crate) closed: bool,
+    /// Whether automatic checkpoints may run.
+    pub(crate) phase: Phase,
+}
+
+/// Where the log is in its life, as automatic checkpoints see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Being created or opened: none yet.
+    Opening,
+    /// Open: they may run.
+    Open,
+    /// The shutdown checkpoint was taken: none may follow.
+    Closed,
 }
 
 impl CheckpointPolicy {
@@ -73,7 +85,7 @@ impl CheckpointPolicy {
                 redo,
                 end,
                 at: Instant::now(),
-                closed: false,
+                phase: Phase::Opening,
             }),
             requested: AtomicU64::new(0),
             by_volume: AtomicU64::new(0),
@@ -104,7 +116,7 @@ impl CheckpointPolicy {
     /// Whether a checkpoint is due with the log at `insert` at time `now`,
     /// and why (volume first).
     pub(crate) fn due(&self, last: &Last, insert: Lsn, now: Instant) -> Option<Cause> {
-        if last.closed {
+        if last.phase != Phase::Open {
             return None;
         }
         let volume = insert.0.saturating_sub(last.redo.0);
@@ -156,7 +168,8 @@ mod tests {
     #[test]
     fn volume_counts_from_the_redo_point() {
         let p = policy(Some(500), None);
-        let last = p.serial();
+        let mut last = p.serial();
+        last.phase = Phase::Open;
         let now = last.at;
         assert_eq!(p.due(&last, Lsn(1499), now), None);
         assert_eq!(p.due(&last, Lsn(1500), now), Some(Cause::Volume));
@@ -165,7 +178,8 @@ mod tests {
     #[test]
     fn time_fires_only_after_the_timeout_and_new_records() {
         let p = policy(None, Some(Duration::from_secs(10)));
-        let last = p.serial();
+        let mut last = p.serial();
+        last.phase = Phase::Open;
         let later = last.at + Duration::from_secs(10);
         assert_eq!(
             p.due(&last, Lsn(3000), later - Duration::from_millis(1)),
@@ -177,14 +191,15 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_due_after_the_shutdown_checkpoint_or_when_off() {
+    fn nothing_is_due_while_opening_after_the_shutdown_checkpoint_or_when_off() {
         let p = policy(Some(1), Some(Duration::from_millis(1)));
         let mut last = p.serial();
-        last.closed = true;
-        assert_eq!(
-            p.due(&last, Lsn(u64::MAX), last.at + Duration::from_secs(1)),
-            None
-        );
+        let later = last.at + Duration::from_secs(1);
+        assert_eq!(p.due(&last, Lsn(u64::MAX), later), None, "while opening");
+        last.phase = Phase::Open;
+        assert_eq!(p.due(&last, Lsn(u64::MAX), later), Some(Cause::Volume));
+        last.phase = Phase::Closed;
+        assert_eq!(p.due(&last, Lsn(u64::MAX), later), None);
         assert!(policy(None, None).is_off());
     }
 }

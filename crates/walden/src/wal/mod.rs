@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use checkpoint_policy::{Cause, CheckpointPolicy, Last};
+use checkpoint_policy::{Cause, CheckpointPolicy, Last, Phase};
 use retention::Retention;
 
 use crate::config::Config;
@@ -110,7 +110,7 @@ impl Shared {
     /// follows it.
     fn close_checkpoint(&self) -> Result<Lsn, Error> {
         let mut last = self.policy.serial();
-        last.closed = true;
+        last.phase = Phase::Closed;
         self.checkpoint_locked(&mut last, RedoPoint::Keep)
     }
 
@@ -131,7 +131,7 @@ impl Shared {
             Some(cause) => self
                 .checkpoint_locked(&mut last, RedoPoint::Now)
                 .map(|_| self.policy.count(cause)),
-            None if !last.closed && self.retention.aged_out(now) => {
+            None if last.phase == Phase::Open && self.retention.aged_out(now) => {
                 let redo = last.redo;
                 self.retire_segments(redo, redo).map_err(Error::from)
             }
@@ -203,7 +203,7 @@ impl Shared {
             redo,
             end: span.end,
             at: Instant::now(),
-            closed: last.closed,
+            phase: last.phase,
         };
         tracing::info!(
             checkpoint = %span.start,

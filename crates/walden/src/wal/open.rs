@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::batch_recovery::OpenBatch;
-use super::checkpoint_policy::CheckpointPolicy;
+use super::checkpoint_policy::{CheckpointPolicy, Phase};
 use super::retention::Retention;
 use super::{unix_time, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
@@ -498,11 +498,14 @@ fn read_page_prefix(files: &SegmentFiles, page: Lsn, end: Lsn) -> Result<Vec<u8>
 }
 
 impl Shared {
-    /// Marks the log open (not cleanly shut down) in the control file.
+    /// Marks the log open (not cleanly shut down) in the control file;
+    /// automatic checkpoints may run from now on.
     fn mark_open(&self) -> Result<(), Error> {
         let mut control = self.control.lock().unwrap_or_else(|e| e.into_inner());
         control.clean_shutdown = false;
         control.write(&*self.storage, &self.dir)?;
+        drop(control);
+        self.policy.serial().phase = Phase::Open;
         Ok(())
     }
 }
