@@ -24,6 +24,13 @@ fn config() -> Config {
     }
 }
 
+/// A new log with `config` in a new directory.
+fn log(config: Config) -> (tempfile::TempDir, Wal) {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = Wal::create(dir.path(), config).unwrap();
+    (dir, wal)
+}
+
 /// Inserts 4 kB records until the insert position passes `upto`,
 /// flushing every 16 records.
 fn fill(wal: &Wal, upto: Lsn) {
@@ -81,16 +88,11 @@ fn wait_for(wal: &Wal, what: &str, done: impl Fn(&Stats) -> bool) -> Stats {
 
 #[test]
 fn a_log_written_past_max_wal_size_checkpoints_and_removes_old_segments() {
-    let dir = tempfile::tempdir().unwrap();
     let max = 3 * SEG;
-    let wal = Wal::create(
-        dir.path(),
-        Config {
-            max_wal_size: Some(max),
-            ..config()
-        },
-    )
-    .unwrap();
+    let (dir, wal) = log(Config {
+        max_wal_size: Some(max),
+        ..config()
+    });
     fill(&wal, Lsn(11 * SEG));
     let stats = wal.stats();
     let end = wal.insert_position();
@@ -116,17 +118,12 @@ fn a_log_written_past_max_wal_size_checkpoints_and_removes_old_segments() {
 
 #[test]
 fn the_background_writer_checkpoints_by_volume_and_recycles() {
-    let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::create(
-        dir.path(),
-        Config {
-            max_wal_size: Some(2 * SEG),
-            writer_delay: Some(Duration::from_millis(5)),
-            recycle_segments: 2,
-            ..config()
-        },
-    )
-    .unwrap();
+    let (dir, wal) = log(Config {
+        max_wal_size: Some(2 * SEG),
+        writer_delay: Some(Duration::from_millis(5)),
+        recycle_segments: 2,
+        ..config()
+    });
     fill(&wal, Lsn(6 * SEG));
     // The rounds check the policy until less than max_wal_size lies past
     // the redo point; the first checkpoint recycles segments 1 and on.
@@ -141,16 +138,11 @@ fn the_background_writer_checkpoints_by_volume_and_recycles() {
 
 #[test]
 fn the_time_trigger_checkpoints_once_records_arrive() {
-    let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::create(
-        dir.path(),
-        Config {
-            checkpoint_timeout: Some(Duration::from_millis(20)),
-            writer_delay: Some(Duration::from_millis(5)),
-            ..config()
-        },
-    )
-    .unwrap();
+    let (dir, wal) = log(Config {
+        checkpoint_timeout: Some(Duration::from_millis(20)),
+        writer_delay: Some(Duration::from_millis(5)),
+        ..config()
+    });
     let end = wal.insert(&Record::new(128, 0, b"x".to_vec())).unwrap();
     wal.flush(end).unwrap();
     let stats = wait_for(&wal, "a checkpoint by time", |s| s.checkpoints_by_time >= 1);
@@ -163,15 +155,10 @@ fn the_time_trigger_checkpoints_once_records_arrive() {
 
 #[test]
 fn wal_keep_size_keeps_exactly_that_many_segments_below_the_redo_point() {
-    let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::create(
-        dir.path(),
-        Config {
-            wal_keep_size: 2 * SEG + 1,
-            ..config()
-        },
-    )
-    .unwrap();
+    let (dir, wal) = log(Config {
+        wal_keep_size: 2 * SEG + 1,
+        ..config()
+    });
     for upto in [8, 12] {
         fill(&wal, Lsn(upto * SEG));
         wal.checkpoint().unwrap();
@@ -183,42 +170,38 @@ fn wal_keep_size_keeps_exactly_that_many_segments_below_the_redo_point() {
     assert_eq!(wal.stats().checkpoints_requested, 2);
 }
 
+/// A log with `config` filled to segment `segs` and checkpointed: its
+/// directory, the log and the segment of the redo point.
+fn checkpointed(config: Config, segs: u64) -> (tempfile::TempDir, Wal, u64) {
+    let (dir, wal) = log(config);
+    fill(&wal, Lsn(segs * SEG));
+    wal.checkpoint().unwrap();
+    let redo_segno = redo(dir.path()).0 / SEG;
+    (dir, wal, redo_segno)
+}
+
 #[test]
 fn wal_keep_for_keeps_segments_up_to_the_cap() {
-    let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::create(
-        dir.path(),
-        Config {
-            wal_keep_size: SEG,
-            wal_keep_for: Some(Duration::from_secs(3600)),
-            wal_keep_max_size: Some(4 * SEG),
-            ..config()
-        },
-    )
-    .unwrap();
-    fill(&wal, Lsn(10 * SEG));
-    wal.checkpoint().unwrap();
-    let r = redo(dir.path()).0 / SEG;
+    let keep = Config {
+        wal_keep_size: SEG,
+        wal_keep_for: Some(Duration::from_secs(3600)),
+        wal_keep_max_size: Some(4 * SEG),
+        ..config()
+    };
+    let (dir, wal, r) = checkpointed(keep, 10);
     assert_eq!(below_redo(dir.path()), (r - 4..r).collect::<Vec<_>>());
     assert_eq!(wal.stats().wal_retained_bytes, 4 * SEG);
 }
 
 #[test]
 fn wal_keep_for_lets_segments_go_when_they_age_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let wal = Wal::create(
-        dir.path(),
-        Config {
-            wal_keep_size: SEG,
-            wal_keep_for: Some(Duration::from_millis(50)),
-            writer_delay: Some(Duration::from_millis(5)),
-            ..config()
-        },
-    )
-    .unwrap();
-    fill(&wal, Lsn(8 * SEG));
-    wal.checkpoint().unwrap();
-    let r = redo(dir.path()).0 / SEG;
+    let keep = Config {
+        wal_keep_size: SEG,
+        wal_keep_for: Some(Duration::from_millis(50)),
+        writer_delay: Some(Duration::from_millis(5)),
+        ..config()
+    };
+    let (dir, wal, r) = checkpointed(keep, 8);
     // Once aged out, the background writer retires all but wal_keep_size.
     let stats = wait_for(&wal, "the aged-out segments retired", |s| {
         s.segments_removed == r - 2
