@@ -40,8 +40,9 @@ use crate::units::parse_size_arg;
 /// Arguments of `walden bench recovery`.
 #[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
-Writes each log twice the WAL size's worth of disk at most; give --dir on
-a disk with room (the default is a temporary directory).
+Writes about twice --wal-size plus --max-wal-size to disk; give --dir on a
+disk with room (the default is a temporary directory). Not part of `walden
+bench all`: its 1 GiB default writes for tens of seconds.
 
 Examples:
   walden bench recovery --wal-size 1GB --max-wal-size 256MB
