@@ -55,6 +55,15 @@ pub enum BenchError {
         #[source]
         source: LogicalError,
     },
+    /// A call on a log failed.
+    #[error("{what}")]
+    Wal {
+        /// What was being done.
+        what: &'static str,
+        /// The error.
+        #[source]
+        source: walden::Error,
+    },
     /// Reading or writing a file or directory failed.
     #[error("{what}")]
     Io {

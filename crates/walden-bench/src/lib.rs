@@ -34,6 +34,7 @@ pub mod mix;
 pub mod peers;
 pub mod plot;
 pub mod projection;
+pub mod recovery;
 pub mod reserve;
 pub mod run_output;
 pub mod rwlock;

@@ -116,6 +116,13 @@ pub struct WriteArgs {
     /// After each flush, append "run thread seq end-LSN" to this file and sync it.
     #[arg(long)]
     pub acked: Option<PathBuf>,
+    /// Checkpoint automatically once this much WAL lies past the last
+    /// checkpoint's redo point (bytes or with KB/MB/GB suffix; `off`: never),
+    /// so that recovery after a crash reads and rewrites at most about this
+    /// much. The records of `walden write` are needed by no one once
+    /// written, so any checkpoint is safe for them.
+    #[arg(long, default_value = "256MB")]
+    pub max_wal_size: String,
     /// Seed of the payload sizes (default: from the clock).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -158,6 +165,10 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         recovery_mode: args.recovery_mode,
+        max_wal_size: match args.max_wal_size.as_str() {
+            "off" => None,
+            size => Some(walden_bench::units::parse_size(size)?),
+        },
         ..Config::default()
     };
     let crash_points = args.crash_at_io.map(CrashPoints::new);
@@ -287,6 +298,10 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         stats.records as f64 / elapsed.as_secs_f64().max(1e-9),
         stats.writer.syncs,
         stats.writer.writes
+    );
+    println!(
+        "checkpoints: {} by volume; segments: {} recycled, {} removed",
+        stats.checkpoints_by_volume, stats.segments_recycled, stats.segments_removed
     );
     println!(
         "segments ({} prepared{}): {} found ready, {} created by the writer, {} prepared ahead",

@@ -261,6 +261,7 @@ fn every_command_and_bench_suite_has_examples_in_its_help() {
         "mix",
         "reserve",
         "splice",
+        "recovery",
         "all",
     ] {
         assert!(suites.iter().any(|s| s == suite), "{suite} in {suites:?}");

@@ -140,6 +140,41 @@ pub struct Config {
     /// (the default, PostgreSQL's recovery), tolerate it only at the tail,
     /// refuse any, or skip it and keep what follows ([`RecoveryMode`]).
     pub recovery_mode: RecoveryMode,
+    /// Automatic checkpoint by volume (PostgreSQL: `max_wal_size`): once
+    /// this many bytes of WAL (LSN distance) lie between the redo point and
+    /// the insert position, a checkpoint moves the redo point to the insert
+    /// position, so an unclean open never reads and rewrites more than about
+    /// this much (docs/reliability.md). At least two segments; `None`: no
+    /// checkpoint by volume. An automatic checkpoint, like
+    /// [`crate::Wal::checkpoint`], tells recovery to start at the insert
+    /// position, so set it only where the records before that point are
+    /// safe elsewhere once written (or are not needed again): that is why
+    /// the default is `None`. Run by the background writer after a round,
+    /// or, without one, by [`crate::Wal::flush`] after its sync; never
+    /// while [`crate::Wal::open`] recovers, but possibly at the first round
+    /// after it returns, so a caller that reads the recovered records from
+    /// [`crate::RecoveryReport::redo`] keeps them with
+    /// [`Config::wal_keep_size`] or [`Config::wal_keep_for`].
+    pub max_wal_size: Option<u64>,
+    /// Automatic checkpoint by time (PostgreSQL: `checkpoint_timeout`):
+    /// a checkpoint once this long has passed since the last one, if a
+    /// record was inserted since; at least 1 ms. `None` (the default, for
+    /// the reason given at [`Config::max_wal_size`]): no checkpoint by time.
+    pub checkpoint_timeout: Option<Duration>,
+    /// Bytes of WAL below the redo point always kept on disk, in whole
+    /// segments, rather than recycled or removed by a checkpoint
+    /// (PostgreSQL: `wal_keep_size`), for readers that lag. Default 0.
+    pub wal_keep_size: u64,
+    /// Keep segments below the redo point for this long after the
+    /// checkpoint that left them behind, up to [`Config::wal_keep_max_size`];
+    /// then they are recycled or removed, by the next checkpoint or by the
+    /// background writer. At least 1 ms; `None` (the default): no keeping
+    /// by age.
+    pub wal_keep_for: Option<Duration>,
+    /// The most bytes of WAL below the redo point kept by
+    /// [`Config::wal_keep_for`] (in whole segments); at least
+    /// [`Config::wal_keep_size`]. `None`: no limit.
+    pub wal_keep_max_size: Option<u64>,
 }
 
 impl Default for Config {
@@ -165,6 +200,11 @@ impl Default for Config {
             direct_io: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
             recovery_mode: RecoveryMode::PointInTimeRecovery,
+            max_wal_size: None,
+            checkpoint_timeout: None,
+            wal_keep_size: 0,
+            wal_keep_for: None,
+            wal_keep_max_size: None,
         }
     }
 }
@@ -226,6 +266,30 @@ pub enum ConfigError {
     /// `segments_ahead` is above [`MAX_SEGMENTS_AHEAD`].
     #[error("segments_ahead = {0}: must be between 0 and 1024")]
     SegmentsAhead(usize),
+    /// `max_wal_size` is below two segments.
+    #[error("max_wal_size = {max_wal_size}: must be at least two segments ({})", 2 * .segment_size)]
+    MaxWalSize {
+        /// The size asked for.
+        max_wal_size: u64,
+        /// The segment size.
+        segment_size: u64,
+    },
+    /// `checkpoint_timeout` or `wal_keep_for` is below 1 ms.
+    #[error("{field} = {value:?}: must be at least 1 ms, or None")]
+    TooShort {
+        /// The field.
+        field: &'static str,
+        /// The value asked for.
+        value: Duration,
+    },
+    /// `wal_keep_max_size` is below `wal_keep_size`.
+    #[error("wal_keep_max_size = {max}: must be at least wal_keep_size ({min})")]
+    WalKeepMax {
+        /// `wal_keep_max_size`.
+        max: u64,
+        /// `wal_keep_size`.
+        min: u64,
+    },
     /// A value on disk differs from the configured one.
     #[error("{field}: the log on disk has {on_disk}, the configuration asks for {configured}")]
     Mismatch {
@@ -304,8 +368,38 @@ impl Config {
         if self.segments_ahead > MAX_SEGMENTS_AHEAD {
             return Err(ConfigError::SegmentsAhead(self.segments_ahead));
         }
-        match self.stuck_wait_timeout {
-            Some(t) if t < MIN_STUCK_WAIT_TIMEOUT => Err(ConfigError::StuckWaitTimeout(t)),
+        if let Some(t) = self
+            .stuck_wait_timeout
+            .filter(|&t| t < MIN_STUCK_WAIT_TIMEOUT)
+        {
+            return Err(ConfigError::StuckWaitTimeout(t));
+        }
+        self.validate_checkpoints()
+    }
+
+    /// Checks the automatic checkpoint and retention fields.
+    fn validate_checkpoints(&self) -> Result<(), ConfigError> {
+        if let Some(max_wal_size) = self.max_wal_size {
+            if max_wal_size < 2 * self.segment_size {
+                return Err(ConfigError::MaxWalSize {
+                    max_wal_size,
+                    segment_size: self.segment_size,
+                });
+            }
+        }
+        for (field, value) in [
+            ("checkpoint_timeout", self.checkpoint_timeout),
+            ("wal_keep_for", self.wal_keep_for),
+        ] {
+            if let Some(value) = value.filter(|&t| t < MIN_STUCK_WAIT_TIMEOUT) {
+                return Err(ConfigError::TooShort { field, value });
+            }
+        }
+        match self.wal_keep_max_size {
+            Some(max) if max < self.wal_keep_size => Err(ConfigError::WalKeepMax {
+                max,
+                min: self.wal_keep_size,
+            }),
             _ => Ok(()),
         }
     }
@@ -406,6 +500,46 @@ mod tests {
         assert_eq!("open-datasync".parse(), Ok(SyncMethod::OpenDatasync));
         assert_eq!(SyncMethod::OpenSync.to_string(), "open_sync");
         assert_eq!("page_headers".parse(), Ok(SegmentPrep::PageHeaders));
+    }
+
+    #[test]
+    fn automatic_checkpoints_and_retention_are_checked() {
+        let seg = Config::default().segment_size;
+        let with = |f: fn(&mut Config)| {
+            let mut c = Config::default();
+            f(&mut c);
+            c.validate()
+        };
+        assert_eq!(Config::default().validate(), Ok(()));
+        assert_eq!(
+            with(|c| c.max_wal_size = Some(2 * c.segment_size - 1)),
+            Err(ConfigError::MaxWalSize {
+                max_wal_size: 2 * seg - 1,
+                segment_size: seg
+            })
+        );
+        assert_eq!(with(|c| c.max_wal_size = Some(2 * c.segment_size)), Ok(()));
+        assert_eq!(
+            with(|c| c.checkpoint_timeout = Some(Duration::ZERO)),
+            Err(ConfigError::TooShort {
+                field: "checkpoint_timeout",
+                value: Duration::ZERO
+            })
+        );
+        assert_eq!(
+            with(|c| c.wal_keep_for = Some(Duration::from_micros(999))),
+            Err(ConfigError::TooShort {
+                field: "wal_keep_for",
+                value: Duration::from_micros(999)
+            })
+        );
+        assert_eq!(
+            with(|c| {
+                c.wal_keep_size = 2;
+                c.wal_keep_max_size = Some(1);
+            }),
+            Err(ConfigError::WalKeepMax { max: 1, min: 2 })
+        );
     }
 
     #[test]

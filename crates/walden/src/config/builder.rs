@@ -71,6 +71,11 @@ setters! {
     direct_io: bool,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
+    max_wal_size: Option<u64>,
+    checkpoint_timeout: Option<Duration>,
+    wal_keep_size: u64,
+    wal_keep_for: Option<Duration>,
+    wal_keep_max_size: Option<u64>,
 }
 
 impl ConfigBuilder {
@@ -118,6 +123,11 @@ mod tests {
             direct_io: true,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
+            max_wal_size: Some(64 << 20),
+            checkpoint_timeout: Some(Duration::from_secs(30)),
+            wal_keep_size: 2 << 20,
+            wal_keep_for: Some(Duration::from_secs(60)),
+            wal_keep_max_size: Some(8 << 20),
         };
         let Config {
             format,
@@ -140,6 +150,11 @@ mod tests {
             direct_io,
             stuck_wait_timeout,
             recovery_mode,
+            max_wal_size,
+            checkpoint_timeout,
+            wal_keep_size,
+            wal_keep_for,
+            wal_keep_max_size,
         } = want.clone();
         let built = Config::builder()
             .format(format)
@@ -161,7 +176,12 @@ mod tests {
             .segment_prep(segment_prep)
             .direct_io(direct_io)
             .stuck_wait_timeout(stuck_wait_timeout)
-            .recovery_mode(recovery_mode);
+            .recovery_mode(recovery_mode)
+            .max_wal_size(max_wal_size)
+            .checkpoint_timeout(checkpoint_timeout)
+            .wal_keep_size(wal_keep_size)
+            .wal_keep_for(wal_keep_for)
+            .wal_keep_max_size(wal_keep_max_size);
         assert_eq!(built.config, want);
         assert_ne!(want, Config::default());
     }

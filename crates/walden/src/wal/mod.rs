@@ -7,9 +7,11 @@
 
 mod async_flush;
 mod batch_recovery;
+mod checkpoint_policy;
 mod open;
 mod open_or_create;
 mod recovery_mode;
+mod retention;
 
 pub use async_flush::FlushFuture;
 pub use open::RecoveryReport;
@@ -17,6 +19,10 @@ pub use recovery_mode::SkippedWal;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use checkpoint_policy::{Cause, CheckpointPolicy, Last, Phase};
+use retention::Retention;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -51,6 +57,12 @@ pub(crate) struct Shared {
     recycled: AtomicU64,
     /// Segments checkpoints removed.
     removed: AtomicU64,
+    /// Bytes of segments below the redo point kept on disk by retention.
+    retained: AtomicU64,
+    /// When to checkpoint automatically; serialises every checkpoint.
+    policy: CheckpointPolicy,
+    /// How much WAL below the redo point is kept.
+    retention: Retention,
 }
 
 impl Shared {
@@ -63,6 +75,7 @@ impl Shared {
             // reports it: there is no one else to tell here.
             let _ = self.insert.flush(end);
         }
+        self.auto_checkpoint();
         #[cfg(feature = "metrics")]
         self.publish_metrics();
         if self.wake_async_flushes() {
@@ -91,6 +104,66 @@ impl Shared {
 
     /// [`Shared::checkpoint`] with the redo point `redo` says.
     fn checkpoint_at(&self, redo: RedoPoint) -> Result<Lsn, Error> {
+        let result = self.checkpoint_locked(&mut self.policy.serial(), redo);
+        self.poison_on_failed_sync(result)
+    }
+
+    /// The shutdown checkpoint of [`Wal::close`]: no automatic checkpoint
+    /// follows it.
+    fn close_checkpoint(&self) -> Result<Lsn, Error> {
+        let mut last = self.policy.serial();
+        last.phase = Phase::Closed;
+        self.checkpoint_locked(&mut last, RedoPoint::Keep)
+    }
+
+    /// Takes a checkpoint if the policy says one is due, or retires
+    /// segments whose retention by age ran out; errors are logged (a
+    /// failed sync poisons the log, and the next call reports it).
+    fn auto_checkpoint(&self) {
+        let idle = self.policy.is_off() && self.config.wal_keep_for.is_none();
+        // A poisoned log takes no checkpoint: the next call reports why.
+        if idle || self.insert.writer.check().is_err() {
+            return;
+        }
+        let Some(mut last) = self.policy.try_serial() else {
+            return;
+        };
+        let now = Instant::now();
+        let result = match self.policy.due(&last, self.insert.insert_position(), now) {
+            Some(cause) => self
+                .checkpoint_locked(&mut last, RedoPoint::Now)
+                .map(|_| self.policy.count(cause)),
+            None if last.phase == Phase::Open && self.retention.aged_out(now) => {
+                let redo = last.redo;
+                self.retire_segments(redo, redo).map_err(Error::from)
+            }
+            None => Ok(()),
+        };
+        drop(last);
+        if let Err(e) = self.poison_on_failed_sync(result) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "automatic checkpoint failed");
+        }
+    }
+
+    /// Poisons the log if a checkpoint's sync failed, and passes `result` on.
+    fn poison_on_failed_sync<T>(&self, result: Result<T, Error>) -> Result<T, Error> {
+        let failed_sync = match &result {
+            Err(Error::Segment(e)) => is_sync_failure(e),
+            Err(Error::Control(ControlFileError::Io(e))) => {
+                matches!(e.op, FileOp::Sync | FileOp::SyncDir)
+            }
+            _ => false,
+        };
+        if failed_sync {
+            // Which segments or control file are durable is unknown.
+            self.insert.writer.poison();
+        }
+        result
+    }
+
+    /// [`Shared::checkpoint_at`] with the checkpoint lock held, which it
+    /// updates.
+    fn checkpoint_locked(&self, last: &mut Last, redo: RedoPoint) -> Result<Lsn, Error> {
         let shutdown = redo == RedoPoint::Keep;
         let recycle = matches!(redo, RedoPoint::Now | RedoPoint::At(_));
         let (timeline, old_redo) = {
@@ -130,6 +203,12 @@ impl Shared {
         control.clean_shutdown = shutdown;
         control.write(&*self.storage, &self.dir)?;
         drop(control);
+        *last = Last {
+            redo,
+            end: span.end,
+            at: Instant::now(),
+            phase: last.phase,
+        };
         tracing::info!(
             checkpoint = %span.start,
             %redo,
@@ -138,28 +217,42 @@ impl Shared {
             "checkpoint"
         );
         if recycle {
-            let seg = self.insert.seg;
-            let current = seg.segno(self.insert.reserved_end());
-            self.insert
-                .supply
-                .exclusively(|files| -> Result<(), SegmentError> {
-                    let present = files.list()?;
-                    // The preallocator keeps `ahead` ready; recycling fills
-                    // those still missing and `recycle_segments` beyond them,
-                    // so that in the steady state nothing is created.
-                    let ahead = self.insert.supply.ahead();
-                    let keep = ahead.saturating_add(self.config.recycle_segments as u64);
-                    let plan = plan_recycling(&present, seg.segno(redo), current, keep);
-                    files.apply(&plan)?;
-                    // Relaxed: statistics.
-                    self.recycled
-                        .fetch_add(plan.recycle.len() as u64, Ordering::Relaxed);
-                    self.removed
-                        .fetch_add(plan.remove.len() as u64, Ordering::Relaxed);
-                    Ok(())
-                })?;
+            self.retire_segments(old_redo, redo)?;
         }
         Ok(span.start)
+    }
+
+    /// Recycles or removes the segments below the redo point `redo` (it
+    /// was at `old_redo` before) that retention does not keep.
+    fn retire_segments(&self, old_redo: Lsn, redo: Lsn) -> Result<(), SegmentError> {
+        let seg = self.insert.seg;
+        let redo_segno = seg.segno(redo);
+        let keep_from = self
+            .retention
+            .keep_from(seg.segno(old_redo), redo_segno, Instant::now());
+        let current = seg.segno(self.insert.reserved_end());
+        self.insert.supply.exclusively(|files| {
+            let present = files.list()?;
+            // The preallocator keeps `ahead` ready; recycling fills those
+            // still missing and `recycle_segments` beyond them, so that in
+            // the steady state nothing is created.
+            let ahead = self.insert.supply.ahead();
+            let keep = ahead.saturating_add(self.config.recycle_segments as u64);
+            let plan = plan_recycling(&present, keep_from, current, keep);
+            files.apply(&plan)?;
+            let retained = present
+                .iter()
+                .filter(|&&segno| (keep_from..redo_segno).contains(&segno))
+                .count() as u64;
+            // Relaxed: statistics.
+            self.recycled
+                .fetch_add(plan.recycle.len() as u64, Ordering::Relaxed);
+            self.removed
+                .fetch_add(plan.remove.len() as u64, Ordering::Relaxed);
+            self.retained
+                .store(retained * seg.bytes(), Ordering::Relaxed);
+            Ok(())
+        })
     }
 }
 
@@ -167,13 +260,29 @@ impl Shared {
 impl Shared {
     /// The counts kept on the insert path, published by the background
     /// writer after each round rather than per insert: records and bytes
-    /// inserted, and the insert and durable positions.
+    /// inserted, the insert and durable positions, checkpoints by cause,
+    /// segments recycled and removed, and WAL retained.
     fn publish_metrics(&self) {
         let slots = self.insert.slot_stats();
         metrics::counter!("walden_records_total").absolute(slots.records);
         metrics::counter!("walden_record_bytes_total").absolute(slots.bytes);
         metrics::gauge!("walden_insert_lsn").set(self.insert.insert_position().0 as f64);
         metrics::gauge!("walden_flushed_lsn").set(self.insert.writer.flushed().0 as f64);
+        let checkpoints = self.policy.counts();
+        for (cause, n) in [
+            ("requested", checkpoints.requested),
+            ("volume", checkpoints.by_volume),
+            ("time", checkpoints.by_time),
+        ] {
+            metrics::counter!("walden_checkpoints_total", "cause" => cause).absolute(n);
+        }
+        // Relaxed: statistics.
+        let recycled = self.recycled.load(Ordering::Relaxed);
+        let removed = self.removed.load(Ordering::Relaxed);
+        metrics::counter!("walden_segments_recycled_total").absolute(recycled);
+        metrics::counter!("walden_segments_removed_total").absolute(removed);
+        let retained = self.retained.load(Ordering::Relaxed);
+        metrics::gauge!("walden_wal_retained_bytes").set(retained as f64);
     }
 }
 
@@ -256,6 +365,17 @@ pub struct Stats {
     pub segments_created_on_write: u64,
     /// Segments the background preallocator created ahead of need.
     pub segments_prepared_ahead: u64,
+    /// Checkpoints the caller asked for ([`Wal::checkpoint`],
+    /// [`Wal::checkpoint_to`]).
+    pub checkpoints_requested: u64,
+    /// Automatic checkpoints by volume ([`Config::max_wal_size`]).
+    pub checkpoints_by_volume: u64,
+    /// Automatic checkpoints by time ([`Config::checkpoint_timeout`]).
+    pub checkpoints_by_time: u64,
+    /// Bytes of whole segments below the redo point that retention kept
+    /// on disk at the last checkpoint or retirement
+    /// ([`Config::wal_keep_size`], [`Config::wal_keep_for`]).
+    pub wal_retained_bytes: u64,
 }
 
 /// A write-ahead log. `Send + Sync`: share it (`&Wal` or `Arc<Wal>`)
@@ -359,7 +479,13 @@ impl Wal {
     /// (PostgreSQL: `XLogFlush`). After a write or sync failure every call
     /// fails and nothing more is reported durable.
     pub fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
-        self.shared.insert.flush(upto)
+        let durable = self.shared.insert.flush(upto)?;
+        if self._writer.is_none() {
+            // Without a background writer, automatic checkpoints are
+            // taken here, after the sync.
+            self.shared.auto_checkpoint();
+        }
+        Ok(durable)
     }
 
     /// Inserts a record and flushes it: a durable commit.
@@ -391,21 +517,13 @@ impl Wal {
     /// Recovery starts at the checkpoint's redo point: the insert position
     /// when this was called. Returns the checkpoint record's LSN.
     pub fn checkpoint(&self) -> Result<Lsn, Error> {
-        self.after_checkpoint(self.shared.checkpoint(false))
+        self.requested(self.shared.checkpoint(false))
     }
 
-    /// Poisons the log if a checkpoint's sync failed, and passes `result` on.
-    fn after_checkpoint(&self, result: Result<Lsn, Error>) -> Result<Lsn, Error> {
-        let failed_sync = match &result {
-            Err(Error::Segment(e)) => is_sync_failure(e),
-            Err(Error::Control(ControlFileError::Io(e))) => {
-                matches!(e.op, FileOp::Sync | FileOp::SyncDir)
-            }
-            _ => false,
-        };
-        if failed_sync {
-            // Which segments or control file are durable is unknown.
-            self.shared.insert.writer.poison();
+    /// Counts a checkpoint the caller asked for, if it was taken.
+    fn requested(&self, result: Result<Lsn, Error>) -> Result<Lsn, Error> {
+        if result.is_ok() {
+            self.shared.policy.count(Cause::Requested);
         }
         result
     }
@@ -435,7 +553,7 @@ impl Wal {
     /// # Ok::<(), walden::Error>(())
     /// ```
     pub fn checkpoint_to(&self, upto: Lsn) -> Result<Lsn, Error> {
-        self.after_checkpoint(self.shared.checkpoint_at(RedoPoint::At(upto)))
+        self.requested(self.shared.checkpoint_at(RedoPoint::At(upto)))
     }
 
     /// A reader over this log's segments from `from` (a record start, or any
@@ -481,6 +599,7 @@ impl Wal {
     pub fn stats(&self) -> Stats {
         let s = self.shared.insert.slot_stats();
         let supply = self.shared.insert.supply.stats();
+        let checkpoints = self.shared.policy.counts();
         Stats {
             records: s.records,
             bytes: s.bytes,
@@ -493,6 +612,11 @@ impl Wal {
             segments_found_ready: supply.found_ready,
             segments_created_on_write: supply.created_on_write,
             segments_prepared_ahead: supply.prepared_ahead,
+            checkpoints_requested: checkpoints.requested,
+            checkpoints_by_volume: checkpoints.by_volume,
+            checkpoints_by_time: checkpoints.by_time,
+            // Relaxed: statistics.
+            wal_retained_bytes: self.shared.retained.load(Ordering::Relaxed),
         }
     }
 
@@ -502,7 +626,7 @@ impl Wal {
     /// read back on the next open.
     pub fn close(mut self) -> Result<(), Error> {
         self.closed = true;
-        self.shared.checkpoint(true)?;
+        self.shared.close_checkpoint()?;
         Ok(())
     }
 }

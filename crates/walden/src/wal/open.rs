@@ -22,7 +22,9 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use super::checkpoint_policy::{CheckpointPolicy, Phase};
 use super::recovery_mode::{self, read_page_prefix, SkippedWal};
+use super::retention::Retention;
 use super::{unix_time, RedoPoint, Shared, Wal};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ConfigError, RecoveryMode};
@@ -363,6 +365,8 @@ impl Wal {
             initialized_upto,
             written,
         };
+        let policy = CheckpointPolicy::new(&config, control.redo, tail.durable_end());
+        let retention = Retention::new(&config, std::time::Instant::now());
         let shared = Arc::new(Shared {
             insert: InsertPath::new(&config, seg, ring, supply(&config, files), start),
             background: Arc::new(Wakeup::new(
@@ -375,6 +379,9 @@ impl Wal {
             dir,
             recycled: AtomicU64::new(0),
             removed: AtomicU64::new(0),
+            retained: AtomicU64::new(0),
+            policy,
+            retention,
             config,
         });
         let prealloc = SegmentSupply::start_preallocator(&shared, |s| s.insert.supply_and_writer())
@@ -496,11 +503,14 @@ fn scan(files: &SegmentFiles, control: &ControlFile, mode: RecoveryMode) -> Resu
 }
 
 impl Shared {
-    /// Marks the log open (not cleanly shut down) in the control file.
+    /// Marks the log open (not cleanly shut down) in the control file;
+    /// automatic checkpoints may run from now on.
     fn mark_open(&self) -> Result<(), Error> {
         let mut control = self.control.lock().unwrap_or_else(|e| e.into_inner());
         control.clean_shutdown = false;
         control.write(&*self.storage, &self.dir)?;
+        drop(control);
+        self.policy.serial().phase = Phase::Open;
         Ok(())
     }
 }

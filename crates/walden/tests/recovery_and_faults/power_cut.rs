@@ -105,6 +105,7 @@ struct Totals {
     poisoned_checked: AtomicU64,
     overwritten_contrecords: AtomicU64,
     waldump_runs: AtomicU64,
+    auto_checkpoints: AtomicU64,
     sim: Mutex<SimStats>,
 }
 
@@ -365,6 +366,9 @@ impl<'a> Life<'a> {
             self.sim.disarm_power_cut();
             self.sim.power_cut();
         }
+        let stats = wal.stats();
+        let auto = stats.checkpoints_by_volume + stats.checkpoints_by_time;
+        self.totals.add(&self.totals.auto_checkpoints, auto);
         drop(wal);
         self.sim.restart();
         self.totals.add(&self.totals.cuts, 1);
@@ -611,6 +615,51 @@ fn power_cuts_under_many_committers_lose_nothing_acknowledged() {
         totals.get(&totals.acked_verified)
     );
     totals.report_faults_and_assert_floors();
+}
+
+/// Automatic checkpoints by volume (every two segments) and by time
+/// (every millisecond with records) under power cuts: they move the redo
+/// point and retire segments while the workload runs, and recovery still
+/// loses no acknowledged record from the redo point on and replays nothing
+/// stale. Without a background writer, so that they run inside the
+/// workload's flushes and never between a recovery and its checks (the
+/// background writer's rounds are `writer_and_segments::auto_checkpoint`'s).
+/// `WALDEN_AUTO_CHECKPOINT_CUTS` sets the cuts (default 200).
+#[test]
+fn power_cuts_with_automatic_checkpoints_lose_nothing_acknowledged() {
+    let totals = Totals::default();
+    let waldump = WaldumpSchedule::from_env();
+    let cuts = count_from_env("WALDEN_AUTO_CHECKPOINT_CUTS", 200);
+    let base = seed_from_env("WALDEN_POWER_CUT_BASE");
+    for i in 0..cuts.div_ceil(CUTS_PER_LIFE) {
+        let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut life = Life::new(seed, &totals);
+        life.config.writer_delay = None;
+        life.config.async_commit = false;
+        life.config.max_wal_size = Some(2 * life.config.segment_size);
+        life.config.checkpoint_timeout = Some(std::time::Duration::from_millis(1));
+        life.config.wal_keep_size = life.rng.below(3) * life.config.segment_size;
+        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
+            panic!(
+                "life seed {seed} ({:?}, sync {}), automatic checkpoints: {e}",
+                life.config.format, life.config.sync_method
+            );
+        }
+    }
+    println!(
+        "automatic checkpoints: {} power cuts ({} mid-workload), {} automatic checkpoints, {} \
+         records acknowledged and verified, 0 lost",
+        totals.get(&totals.cuts),
+        totals.get(&totals.cuts_mid_workload),
+        totals.get(&totals.auto_checkpoints),
+        totals.get(&totals.acked_verified)
+    );
+    assert!(totals.get(&totals.cuts) >= cuts);
+    assert!(totals.get(&totals.acked_verified) > 0);
+    assert!(
+        totals.get(&totals.auto_checkpoints) > 0,
+        "automatic checkpoints ran during the workload"
+    );
 }
 
 #[test]

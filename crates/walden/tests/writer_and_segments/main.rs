@@ -11,6 +11,7 @@
 mod support;
 
 mod async_flush;
+mod auto_checkpoint;
 mod background_writer;
 mod checkpoint_to;
 mod direct_io;

@@ -95,7 +95,9 @@ fn writes_syncs_flush_groups_and_inserts_are_exported() {
         seen.count("walden_flush_groups_total")
     );
     let records = seen.highest["walden_records_total"];
-    assert!(records >= 20 && records <= stats.records, "{records}");
+    // A round may still publish between close's shutdown checkpoint record
+    // and the writer's stop: one record more than `stats` saw.
+    assert!(records >= 20 && records <= stats.records + 1, "{records}");
     for gauge in ["walden_flushed_lsn", "walden_insert_lsn"] {
         assert!(seen.gauges.iter().any(|g| g == gauge), "{gauge}");
     }
