@@ -22,11 +22,13 @@
 //! # Ok::<(), walden_raft::RaftStoreError>(())
 //! ```
 
+mod cache;
 pub mod codec;
 pub mod compact;
 mod contents;
 pub mod error;
 mod flusher;
+mod index;
 mod reader;
 pub mod state_machine;
 mod store;
@@ -39,4 +41,4 @@ pub use contents::Discontinuity;
 pub use error::RaftStoreError;
 pub use reader::WaldenLogReader;
 pub use state_machine::{AppState, MemStateMachine};
-pub use store::WaldenLogStore;
+pub use store::{StoreOptions, WaldenLogStore, DEFAULT_CACHE_BYTES};
