@@ -9,6 +9,7 @@ use walden_bench::limits::suite::{self as limits, LimitsArgs};
 use walden_bench::logical::suite::{self as logical, LogicalArgs};
 use walden_bench::mix::suite::{self as mix, MixArgs};
 use walden_bench::peers::suite::{self as peers, PeersArgs};
+use walden_bench::raft::suite::{self as raft, RaftArgs};
 use walden_bench::reserve::suite::{self as reserve, InsertArgs, ReserveArgs};
 use walden_bench::rwlock::suite::{self as rwlock, RwlockArgs};
 use walden_bench::splice::suite::{self as splice, SpliceArgs};
@@ -78,6 +79,9 @@ enum Workload {
     /// Walden against raft-engine, RocksDB's WAL, okaywal and wal-db
     /// (built with --features peers): appends and durable commits.
     Peers(PeersArgs),
+    /// walden-raft's log store against raft-engine (built with --features
+    /// peers): Raft entries appended in batches, then read back.
+    Raft(RaftArgs),
     /// Every suite in one run (about 10 minutes; --quick about 1), JSON and
     /// PNG charts into a results directory, then the summary.
     All(AllArgs),
@@ -101,6 +105,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Workload::Splice(args) => splice::run(args),
         Workload::Limits(args) => limits::run(args),
         Workload::Peers(args) => peers::run(args),
+        Workload::Raft(args) => raft::run(args),
         Workload::All(args) => all::run(args),
         Workload::Summary(args) => summary::run_summary(args),
     }?)
