@@ -10,6 +10,7 @@ use crate::limits::LimitError;
 use crate::logical::LogicalError;
 use crate::peers::PeerError;
 use crate::plot::PlotError;
+use crate::raft::RaftBenchError;
 use crate::splice::SpliceError;
 use crate::switch::{SwitchCase, SwitchError};
 
@@ -29,6 +30,9 @@ pub enum BenchError {
     /// A peer failed, or is not in this build.
     #[error(transparent)]
     Peer(#[from] PeerError),
+    /// A Raft log of `walden bench raft` failed.
+    #[error(transparent)]
+    Raft(#[from] RaftBenchError),
     /// A splice experiment failed.
     #[error(transparent)]
     Splice(#[from] SpliceError),

@@ -9,7 +9,7 @@
 //! The modules depend on each other in one direction (no loops), from the
 //! leaves: `latency`, `measure`, `machine`, `discard`, `log_setup`,
 //! `fresh_wal`, `delay`, `plot`, `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,
-//! `splice`, `commit`, `mix`, `peers`, `reserve`); `projection` (uses
+//! `splice`, `commit`, `mix`, `peers`, `raft`, `reserve`); `projection` (uses
 //! `mix`); `error`, `args`, `units`, `run_output`, `slices`, `knobs`; the
 //! suites (`X::suite`); `summary`; `all`.
 
@@ -34,6 +34,7 @@ pub mod mix;
 pub mod peers;
 pub mod plot;
 pub mod projection;
+pub mod raft;
 pub mod recovery;
 pub mod reserve;
 pub mod run_output;

@@ -9,6 +9,7 @@ use walden_bench::limits::suite::{self as limits, LimitsArgs};
 use walden_bench::logical::suite::{self as logical, LogicalArgs};
 use walden_bench::mix::suite::{self as mix, MixArgs};
 use walden_bench::peers::suite::{self as peers, PeersArgs};
+use walden_bench::raft::suite::{self as raft, RaftArgs};
 use walden_bench::recovery::{self, RecoveryArgs};
 use walden_bench::reserve::suite::{self as reserve, InsertArgs, ReserveArgs};
 use walden_bench::rwlock::suite::{self as rwlock, RwlockArgs};
@@ -79,6 +80,9 @@ enum Workload {
     /// Walden against raft-engine, RocksDB's WAL, okaywal and wal-db
     /// (built with --features peers): appends and durable commits.
     Peers(PeersArgs),
+    /// walden-raft's log store against raft-engine (built with --features
+    /// peers): Raft entries appended in batches, then read back.
+    Raft(RaftArgs),
     /// Unclean-open time with a given WAL since the last checkpoint:
     /// rewriting (today) against an fsync or syncfs of the segments, and
     /// with automatic checkpoints by max_wal_size.
@@ -106,6 +110,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         Workload::Splice(args) => splice::run(args),
         Workload::Limits(args) => limits::run(args),
         Workload::Peers(args) => peers::run(args),
+        Workload::Raft(args) => raft::run(args),
         Workload::Recovery(args) => recovery::run(args),
         Workload::All(args) => all::run(args),
         Workload::Summary(args) => summary::run_summary(args),

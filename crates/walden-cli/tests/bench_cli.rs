@@ -436,3 +436,39 @@ fn bench_without_a_suite_runs_the_main_job() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+#[test]
+fn raft_reads_back_what_it_appended_and_says_when_raft_engine_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().to_str().unwrap();
+    let json = tmp.path().join("raft.json");
+    let out = walden()
+        .args(["bench", "raft", "--entries", "300", "--batches", "1,7"])
+        .args(["--sync", "false", "--dir", logs, "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = succeeded(out, "walden bench raft");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let systems: Vec<_> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["case"]["system"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    let per_batch = if cfg!(feature = "peers") {
+        vec!["walden-raft", "raft-engine"]
+    } else {
+        assert!(
+            stdout.contains("raft-engine is not in this build"),
+            "{stdout}"
+        );
+        vec!["walden-raft"]
+    };
+    assert_eq!(systems, [per_batch.clone(), per_batch].concat(), "{report}");
+    for r in report["results"].as_array().unwrap() {
+        assert_eq!(r["entries"], 300, "{r}");
+        assert!(r["read_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}

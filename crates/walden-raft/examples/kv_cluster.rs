@@ -2,7 +2,9 @@
 //! log in its own Walden log ([`WaldenLogStore`]) and replicating a small
 //! key-value store. One follower is stopped, the cluster goes on without
 //! it, and the follower is restarted from its directory: its log comes back
-//! from disk, and it catches up with what it missed.
+//! from disk (the store keeps only an index and a small cache of recent
+//! entries in memory, and reads the rest from the WAL), and it catches up
+//! with what it missed.
 //!
 //! Run with `cargo run -p walden-raft --example kv_cluster`; it exits
 //! non-zero if any check fails. `cargo test` runs it too (as the test at
@@ -24,7 +26,7 @@ use openraft::raft::{
 use openraft::{BasicNode, EntryPayload, Raft, RaftLogReader, RaftNetwork, RaftNetworkFactory};
 use serde::{Deserialize, Serialize};
 use walden::{Config, SyncMethod};
-use walden_raft::{AppState, MemStateMachine, WaldenLogStore};
+use walden_raft::{AppState, MemStateMachine, StoreOptions, WaldenLogStore};
 
 /// A write to the key-value store.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -159,10 +161,25 @@ fn wal_config() -> Config {
     }
 }
 
+/// A deliberately small cache of recent entries (4 kB, a few dozen
+/// entries), so that a follower catching up, and the reopened log, are
+/// read from the WAL.
+fn store_options() -> StoreOptions {
+    StoreOptions::default().with_cache_bytes(4 << 10)
+}
+
+/// Opens node `id`'s log store in `dir` (created if missing).
+fn open_store(dir: &Path) -> Result<WaldenLogStore<KvConfig>> {
+    Ok(WaldenLogStore::open_with(
+        dir,
+        wal_config(),
+        store_options(),
+    )?)
+}
+
 /// Starts node `id` on the Walden log in `dir` (created if missing).
 async fn start(id: NodeId, dir: &Path, router: &Router) -> Result<Node> {
-    let store = WaldenLogStore::<KvConfig>::open(dir, wal_config())?;
-    start_on(id, store, router).await
+    start_on(id, open_store(dir)?, router).await
 }
 
 async fn start_on(id: NodeId, store: WaldenLogStore<KvConfig>, router: &Router) -> Result<Node> {
@@ -280,7 +297,7 @@ async fn run() -> Result<()> {
     }
     println!("five more writes committed by the two remaining nodes");
 
-    let mut store = WaldenLogStore::<KvConfig>::open(dir(stopped), wal_config())?;
+    let mut store = open_store(&dir(stopped))?;
     let recovered: BTreeSet<String> = store
         .try_get_log_entries(..)
         .await?
@@ -294,7 +311,11 @@ async fn run() -> Result<()> {
     if recovered != first_ten {
         bail!("node {stopped}'s log reopened with writes to {recovered:?}, want {first_ten:?}");
     }
-    println!("node {stopped}'s Walden log reopened with its 10 writes");
+    println!(
+        "node {stopped}'s Walden log reopened with its 10 writes, read back from the WAL \
+         ({} bytes of index and cache in memory)",
+        store.memory_footprint()
+    );
 
     let node = start_on(stopped, store, &router).await?;
     let last = nodes[&leader_id]

@@ -1,11 +1,11 @@
 //! The Walden records a [`crate::WaldenLogStore`] writes: one custom
-//! resource manager id per kind of change, the payload as JSON in the
-//! record's main data.
+//! resource manager id per kind of change, the payload in postcard's
+//! compact binary form (serde) in the record's main data.
 
 use std::fmt;
 
-use openraft::{LogId, RaftTypeConfig, Vote};
-use walden::Record;
+use openraft::{LogId, NodeId, RaftLogId, RaftTypeConfig, Vote};
+use walden::{Lsn, Record};
 
 /// Resource manager id of a log entry append.
 pub const RM_RAFT_ENTRY: u8 = 0xA0;
@@ -71,14 +71,13 @@ impl fmt::Display for RecordKind {
     }
 }
 
-/// One change to the raft log, as logged and as replayed.
-pub(crate) enum LogRecord<C: RaftTypeConfig> {
-    /// Append this entry.
-    Entry(C::Entry),
+/// A change to the raft log other than an entry append, as logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Meta<NID: NodeId> {
     /// The vote is now this.
-    Vote(Vote<C::NodeId>),
+    Vote(Vote<NID>),
     /// The committed log id is now this.
-    Committed(Option<LogId<C::NodeId>>),
+    Committed(Option<LogId<NID>>),
     /// Delete the entries at and after this index.
     Truncate {
         /// First index deleted.
@@ -87,56 +86,90 @@ pub(crate) enum LogRecord<C: RaftTypeConfig> {
     /// Delete the entries at and before this log id.
     Purge {
         /// Last log id deleted.
-        upto: LogId<C::NodeId>,
+        upto: LogId<NID>,
     },
 }
 
-impl<C: RaftTypeConfig> LogRecord<C> {
+impl<NID: NodeId> Meta<NID> {
     /// The kind of this record.
     pub(crate) fn kind(&self) -> RecordKind {
         match self {
-            LogRecord::Entry(_) => RecordKind::Entry,
-            LogRecord::Vote(_) => RecordKind::Vote,
-            LogRecord::Committed(_) => RecordKind::Committed,
-            LogRecord::Truncate { .. } => RecordKind::Truncate,
-            LogRecord::Purge { .. } => RecordKind::Purge,
+            Meta::Vote(_) => RecordKind::Vote,
+            Meta::Committed(_) => RecordKind::Committed,
+            Meta::Truncate { .. } => RecordKind::Truncate,
+            Meta::Purge { .. } => RecordKind::Purge,
         }
     }
 
-    /// The Walden record that carries this change; an error if its payload
-    /// does not serialise.
-    pub(crate) fn encode(&self) -> Result<Record<'static>, serde_json::Error> {
+    /// The Walden record that carries this change.
+    pub(crate) fn encode(&self) -> Result<Record<'static>, postcard::Error> {
         let data = match self {
-            LogRecord::Entry(entry) => serde_json::to_vec(entry),
-            LogRecord::Vote(vote) => serde_json::to_vec(vote),
-            LogRecord::Committed(committed) => serde_json::to_vec(committed),
-            LogRecord::Truncate { since } => serde_json::to_vec(since),
-            LogRecord::Purge { upto } => serde_json::to_vec(upto),
+            Meta::Vote(vote) => postcard::to_stdvec(vote),
+            Meta::Committed(committed) => postcard::to_stdvec(committed),
+            Meta::Truncate { since } => postcard::to_stdvec(since),
+            Meta::Purge { upto } => postcard::to_stdvec(upto),
         }?;
         Ok(Record::new(self.kind().rmid(), 0, data))
     }
+}
 
-    /// The change a record of `kind` with main data `data` carries.
-    pub(crate) fn decode(kind: RecordKind, data: &[u8]) -> Result<Self, serde_json::Error> {
+/// One change to the raft log as replay sees it: an entry is known by its
+/// log id and the LSN of its record, never decoded whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Change<NID: NodeId> {
+    /// An entry appended: its log id and the start of its record.
+    Entry {
+        /// The entry's log id.
+        log_id: LogId<NID>,
+        /// Where its record starts.
+        lsn: Lsn,
+    },
+    /// Any other change.
+    Meta(Meta<NID>),
+}
+
+impl<NID: NodeId> Change<NID> {
+    /// The change a record of `kind` at `lsn` with main data `data` carries;
+    /// for an entry only its log id prefix is decoded.
+    pub(crate) fn decode(kind: RecordKind, lsn: Lsn, data: &[u8]) -> Result<Self, postcard::Error> {
         Ok(match kind {
-            RecordKind::Entry => LogRecord::Entry(serde_json::from_slice(data)?),
-            RecordKind::Vote => LogRecord::Vote(serde_json::from_slice(data)?),
-            RecordKind::Committed => LogRecord::Committed(serde_json::from_slice(data)?),
-            RecordKind::Truncate => LogRecord::Truncate {
-                since: serde_json::from_slice(data)?,
+            RecordKind::Entry => Change::Entry {
+                log_id: postcard::take_from_bytes(data)?.0,
+                lsn,
             },
-            RecordKind::Purge => LogRecord::Purge {
-                upto: serde_json::from_slice(data)?,
-            },
+            RecordKind::Vote => Change::Meta(Meta::Vote(postcard::from_bytes(data)?)),
+            RecordKind::Committed => Change::Meta(Meta::Committed(postcard::from_bytes(data)?)),
+            RecordKind::Truncate => Change::Meta(Meta::Truncate {
+                since: postcard::from_bytes(data)?,
+            }),
+            RecordKind::Purge => Change::Meta(Meta::Purge {
+                upto: postcard::from_bytes(data)?,
+            }),
         })
     }
+}
+
+/// The main data of an entry's record: the entry's log id, then the entry
+/// as its serde implementation writes it, both in postcard's compact
+/// binary form. The log id prefix lets replay index the entry without
+/// decoding its payload.
+pub(crate) fn encode_entry<C: RaftTypeConfig>(
+    entry: &C::Entry,
+) -> Result<Vec<u8>, postcard::Error> {
+    let prefix = postcard::to_stdvec(entry.get_log_id())?;
+    postcard::to_extend(entry, prefix)
+}
+
+/// The entry in `data`, the main data [`encode_entry`] wrote.
+pub(crate) fn decode_entry<C: RaftTypeConfig>(data: &[u8]) -> Result<C::Entry, postcard::Error> {
+    let (_, entry) = postcard::take_from_bytes::<LogId<C::NodeId>>(data)?;
+    postcard::from_bytes(entry)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{blank, log_id, TestConfig};
-    use openraft::RaftLogId;
+    use crate::test_support::{entry, log_id, TestConfig};
 
     #[test]
     fn every_kind_round_trips_through_its_rmid() {
@@ -163,35 +196,47 @@ mod tests {
 
     #[test]
     fn records_decode_to_what_was_encoded() {
-        let entry = LogRecord::<TestConfig>::Entry(blank(3, 7));
-        let rec = entry.encode().unwrap();
-        assert_eq!(rec.rmid, RM_RAFT_ENTRY);
-        match LogRecord::<TestConfig>::decode(RecordKind::Entry, &rec.data).unwrap() {
-            LogRecord::Entry(e) => assert_eq!(*e.get_log_id(), log_id(3, 7)),
-            _ => panic!("decoded to another kind"),
-        }
+        let data = encode_entry::<TestConfig>(&entry(3, 7, 100)).unwrap();
+        assert!(
+            data.len() < 120,
+            "a 100-byte request takes {} bytes, not JSON's",
+            data.len()
+        );
+        let at = Lsn(0x1234);
+        assert_eq!(
+            Change::<u64>::decode(RecordKind::Entry, at, &data).unwrap(),
+            Change::Entry {
+                log_id: log_id(3, 7),
+                lsn: at
+            }
+        );
+        let back = decode_entry::<TestConfig>(&data).unwrap();
+        assert_eq!(*back.get_log_id(), log_id(3, 7));
+        assert_eq!(back.payload, entry(3, 7, 100).payload);
 
-        let purge = LogRecord::<TestConfig>::Purge { upto: log_id(2, 5) }
-            .encode()
-            .unwrap();
-        assert_eq!(purge.rmid, RM_RAFT_PURGE);
-        match LogRecord::<TestConfig>::decode(RecordKind::Purge, &purge.data).unwrap() {
-            LogRecord::Purge { upto } => assert_eq!(upto, log_id(2, 5)),
-            _ => panic!("decoded to another kind"),
-        }
-
-        let truncate = LogRecord::<TestConfig>::Truncate { since: 9 }
-            .encode()
-            .unwrap();
-        match LogRecord::<TestConfig>::decode(RecordKind::Truncate, &truncate.data).unwrap() {
-            LogRecord::Truncate { since } => assert_eq!(since, 9),
-            _ => panic!("decoded to another kind"),
+        let metas = [
+            Meta::Vote(Vote::new(4, 2)),
+            Meta::Committed(Some(log_id(2, 9))),
+            Meta::Committed(None),
+            Meta::Truncate { since: 9 },
+            Meta::Purge { upto: log_id(2, 5) },
+        ];
+        for meta in metas {
+            let rec = meta.encode().unwrap();
+            let kind = RecordKind::from_rmid(rec.rmid).unwrap();
+            assert_eq!(kind, meta.kind());
+            assert_eq!(
+                Change::<u64>::decode(kind, at, &rec.data).unwrap(),
+                Change::Meta(meta)
+            );
         }
     }
 
     #[test]
     fn a_corrupt_payload_is_an_error() {
-        assert!(LogRecord::<TestConfig>::decode(RecordKind::Vote, b"{not json").is_err());
-        assert!(LogRecord::<TestConfig>::decode(RecordKind::Truncate, b"\"seven\"").is_err());
+        assert!(Change::<u64>::decode(RecordKind::Vote, Lsn(0), &[0xff]).is_err());
+        assert!(Change::<u64>::decode(RecordKind::Entry, Lsn(0), &[]).is_err());
+        let data = encode_entry::<TestConfig>(&entry(1, 1, 10)).unwrap();
+        assert!(decode_entry::<TestConfig>(&data[..data.len() - 3]).is_err());
     }
 }

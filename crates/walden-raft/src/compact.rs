@@ -1,167 +1,107 @@
-//! Compaction: how purged entries leave the disk, by way of Walden's
-//! checkpoint.
+//! Compaction: how purged entries leave the disk, by way of
+//! [`Wal::checkpoint_to`].
 //!
 //! # The invariant
 //!
-//! **The first record of the segment that holds the last checkpoint's redo
-//! point starts a complete description of the raft log: replaying every
-//! store record from there to the end of WAL rebuilds the log.**
+//! **Replaying every store record from the last checkpoint's redo point to
+//! the end of WAL rebuilds the raft log.**
 //!
-//! Walden's checkpoint takes the insert position as its redo point and, before
-//! it returns, recycles or removes every segment *below the redo point's
-//! segment*. Re-logging the state after the checkpoint would leave a window
-//! (checkpoint done, re-logged records not yet durable) in which a crash loses
-//! the whole log. So compaction re-logs first and checkpoints after, inside
-//! one segment:
+//! Entries are appended in index order, and a truncation only removes
+//! entries at the end, so the live entries' records sit in the WAL in index
+//! order: everything from the first live entry's record on describes the
+//! live entries completely (truncations and re-appends included). What lies
+//! before it and still matters is the vote, the committed log id and the
+//! purge point. So compaction, after a purge:
 //!
-//! 1. if the log has not left the redo point's segment, a checkpoint would
-//!    free nothing: stop;
-//! 2. if the rebuild records (purge point, vote, committed, live entries) do
-//!    not fit in one segment, stop: nothing is reclaimed until more is purged;
-//! 3. switch to a fresh segment `k` (an `XLOG_SWITCH` record), so the
-//!    rebuild records start segment `k`;
-//! 4. insert the rebuild records and flush them;
-//! 5. checkpoint: its redo point is the insert position, still in segment
-//!    `k`, so segment `k` is kept and everything below it goes.
+//! 1. takes `X`, the start of the first live entry's record (the insert
+//!    position if none is left);
+//! 2. if `X` is in the redo point's segment, a checkpoint would free
+//!    nothing: stop;
+//! 3. logs the state records (purge point, vote, committed log id) again,
+//!    after `X`, and flushes them;
+//! 4. checkpoints with its redo point at `X`: the segments wholly below `X`
+//!    are recycled or removed.
 //!
-//! Recovery replays from the start of the redo point's segment. A crash
-//! before step 5 completes leaves the previous checkpoint in force: replay
-//! starts at the previous segment and also meets the rebuild records (all or
-//! a prefix), which describe exactly the log as it already is at that point
-//! and so change nothing (see `LogContents::rebuild_records`). A crash after
-//! step 5 replays from segment `k`, whose records start with the complete
-//! rebuild. The store is the only writer of its Walden log and never calls
-//! [`Wal::close`] (whose shutdown checkpoint would drop older segments
-//! without re-logging); dropping the store flushes instead.
+//! A crash before step 4 completes leaves the previous checkpoint in force:
+//! replay starts earlier and meets the restated records, which restate what
+//! the log already holds at that point. A crash after step 4 replays from
+//! `X`. Nothing is re-logged but three small records: the entries stay
+//! where they are.
+//!
+//! The store is the only writer of its Walden log and never checkpoints it
+//! otherwise (a plain [`Wal::checkpoint`] would put the redo point at the
+//! insert position, past the live entries).
 
 use std::path::Path;
 
-use walden::{Lsn, Record, SegmentSize, Wal};
+use walden::{Batch, Lsn, Record, SegmentSize, Wal};
 
 use crate::error::RaftStoreError;
 
 /// What [`crate::WaldenLogStore::compact`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Compaction {
-    /// A checkpoint now points into segment `segno`, which starts with the
-    /// rebuild records; the segments below it were recycled or removed.
+    /// A checkpoint now has its redo point at `redo`, the start of the
+    /// first live entry's record (or the insert position when no entry is
+    /// live); the segments below it were recycled or removed.
     Done {
-        /// The segment recovery now starts at.
-        segno: u64,
-        /// Rebuild records written.
-        records: usize,
-        /// Their size in WAL bytes (alignment included, page headers not).
-        bytes: u64,
+        /// Where recovery now starts.
+        redo: Lsn,
     },
-    /// The log has not left the segment the last checkpoint points into: a
-    /// checkpoint would free nothing.
+    /// The first live entry is in the segment the last checkpoint points
+    /// into: a checkpoint would free nothing.
     NothingToReclaim,
-    /// The rebuild records do not fit in one segment, so they cannot lead a
-    /// segment that a checkpoint keeps; nothing was reclaimed.
-    TooLarge {
-        /// WAL bytes the rebuild records need.
-        bytes: u64,
-        /// Record bytes one segment holds.
-        capacity: u64,
-    },
 }
 
 /// Where recovery starts, and how compaction moves it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Checkpoints {
     seg: SegmentSize,
-    /// The segment holding the last checkpoint's redo point.
-    redo_segno: u64,
+    /// The last checkpoint's redo point.
+    redo: Lsn,
 }
 
 impl Checkpoints {
     /// For a log whose last checkpoint's redo point is `redo`.
     pub(crate) fn new(seg: SegmentSize, redo: Lsn) -> Self {
-        Checkpoints {
-            seg,
-            redo_segno: seg.segno(redo),
-        }
+        Checkpoints { seg, redo }
     }
 
-    /// Where replay starts: the first record of the redo point's segment.
+    /// Where replay starts: the redo point.
     pub(crate) fn replay_start(&self) -> Lsn {
-        self.seg.segment_start(self.redo_segno)
+        self.redo
     }
 
     /// Runs the compaction steps of the module documentation on `wal` (in
-    /// `dir`, for messages); `rebuild` gives the rebuild records, asked for
-    /// only when there is something to reclaim. The caller must be the only
-    /// inserter into `wal` for the duration.
+    /// `dir`, for messages) for a log whose first live entry's record
+    /// starts at `first_live` (`None`: no live entry); `state` are the
+    /// state records, logged only when there is something to reclaim.
+    /// The caller must be the only inserter into `wal` for the duration.
     ///
-    /// PostgreSQL: `CreateCheckPoint`, with re-logging the live state in
-    /// place of flushing dirty buffers.
+    /// PostgreSQL: `CreateCheckPoint`, with the redo point chosen by the
+    /// application.
     pub(crate) fn compact(
         &mut self,
         wal: &Wal,
         dir: &Path,
-        rebuild: impl FnOnce() -> Result<Vec<Record<'static>>, RaftStoreError>,
-    ) -> Result<Compaction, RaftStoreError> {
-        let outcome = self.write_rebuild(wal, dir, rebuild)?;
-        if let Compaction::Done { segno, .. } = outcome {
-            wal.checkpoint().map_err(|source| RaftStoreError::Wal {
-                dir: dir.to_path_buf(),
-                source,
-            })?;
-            self.redo_segno = segno;
-        }
-        Ok(outcome)
-    }
-
-    /// Steps 1 to 4, everything but the checkpoint. Returns `Done` once the
-    /// rebuild records lead segment `segno` and are durable: a checkpoint
-    /// may then be taken.
-    pub(crate) fn write_rebuild(
-        &self,
-        wal: &Wal,
-        dir: &Path,
-        rebuild: impl FnOnce() -> Result<Vec<Record<'static>>, RaftStoreError>,
+        first_live: Option<Lsn>,
+        state: Vec<Record<'static>>,
     ) -> Result<Compaction, RaftStoreError> {
         let wal_err = |source| RaftStoreError::Wal {
             dir: dir.to_path_buf(),
             source,
         };
-        if self.seg.segno(wal.insert_position()) <= self.redo_segno {
+        let redo = first_live.unwrap_or_else(|| wal.insert_position());
+        if self.seg.segno(redo) <= self.seg.segno(self.redo) {
             return Ok(Compaction::NothingToReclaim);
         }
-        let records = rebuild()?;
-        let bytes: u64 = records.iter().map(|r| r.aligned_len()).sum();
-        let capacity = self.seg.usable_bytes();
-        if bytes >= capacity {
-            return Ok(Compaction::TooLarge { bytes, capacity });
+        let batch: Batch = state.into_iter().collect();
+        let spans = wal.insert_batch(&batch).map_err(wal_err)?;
+        if spans.end.is_valid() {
+            wal.flush(spans.end).map_err(wal_err)?;
         }
-        wal.switch_segment().map_err(wal_err)?;
-        let start = wal.insert_position();
-        let segno = self.seg.segno(start);
-        let expected = self.seg.pos_to_start_lsn(segno * capacity);
-        if start != expected {
-            return Err(RaftStoreError::SwitchMisplaced {
-                dir: dir.to_path_buf(),
-                segno,
-                expected,
-                actual: start,
-            });
-        }
-        let mut end = None;
-        for record in &records {
-            end = Some(wal.insert(record).map_err(wal_err)?);
-        }
-        if let Some(end) = end {
-            wal.flush(end).map_err(wal_err)?;
-        }
-        if self.seg.segno(wal.insert_position()) != segno {
-            // Cannot happen when `bytes < capacity`; if it did, a checkpoint
-            // now would drop the start of the rebuild records.
-            return Ok(Compaction::TooLarge { bytes, capacity });
-        }
-        Ok(Compaction::Done {
-            segno,
-            records: records.len(),
-            bytes,
-        })
+        wal.checkpoint_to(redo).map_err(wal_err)?;
+        self.redo = redo;
+        Ok(Compaction::Done { redo })
     }
 }

@@ -1,14 +1,18 @@
-//! [`LogContents`]: the raft log as the records so far leave it, kept in
-//! memory. The live write path and replay on open change it through the
-//! same [`LogContents::apply`], so what recovery rebuilds is what was there.
+//! [`LogContents`]: the raft log as the records so far leave it, kept as
+//! an index (log id → LSN) plus the vote, the committed log id and the
+//! purge point; the entries themselves stay in the WAL (and the
+//! [`TailCache`]). The live write path and replay on open change it
+//! through the same [`LogContents::apply`], so what recovery rebuilds is
+//! what was there.
 
-use std::collections::BTreeMap;
-use std::ops::RangeBounds;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use openraft::{LogId, LogState, RaftLogId, RaftTypeConfig, Vote};
+use openraft::{LogId, LogState, RaftTypeConfig, Vote};
+use walden::Lsn;
 
-use crate::codec::LogRecord;
+use crate::cache::TailCache;
+use crate::codec::{Change, Meta};
+use crate::index::EntryIndex;
 
 /// Why a record cannot be applied: applying it would break the log's
 /// continuity. Checked before a record is logged, so a log written by the
@@ -34,51 +38,50 @@ pub enum Discontinuity {
     },
 }
 
-/// Entries, vote, committed log id and purge point of a raft log.
+/// Index, cache, vote, committed log id and purge point of a raft log.
 pub(crate) struct LogContents<C: RaftTypeConfig> {
-    entries: BTreeMap<u64, C::Entry>,
+    pub(crate) index: EntryIndex<C::NodeId>,
+    pub(crate) cache: TailCache,
+    /// End of the last record the store inserted: how far a read of the
+    /// newest entries must have the WAL written.
+    pub(crate) end: Lsn,
     vote: Option<Vote<C::NodeId>>,
     committed: Option<LogId<C::NodeId>>,
     last_purged: Option<LogId<C::NodeId>>,
 }
 
-impl<C: RaftTypeConfig> Default for LogContents<C> {
-    fn default() -> Self {
+impl<C: RaftTypeConfig> LogContents<C> {
+    /// Empty contents with a cache of `cache_bytes`.
+    pub(crate) fn new(cache_bytes: usize) -> Self {
         LogContents {
-            entries: BTreeMap::new(),
+            index: EntryIndex::default(),
+            cache: TailCache::new(cache_bytes),
+            end: Lsn::INVALID,
             vote: None,
             committed: None,
             last_purged: None,
         }
     }
-}
 
-impl<C: RaftTypeConfig> LogContents<C>
-where
-    C::Entry: Clone,
-{
-    /// Checks that `record` can be applied; [`Self::apply_checked`] then
+    /// Checks that `change` can be applied; [`Self::apply_checked`] then
     /// cannot fail.
     ///
     /// An entry must follow the last one (or the purge point) without a
     /// hole. An entry identical to one present (same log id) is accepted and
-    /// changes nothing, which is what makes replaying a re-logged copy of the
-    /// contents, or any prefix of it, a no-op. An entry at or below the purge
-    /// point is accepted and dropped: the log has already moved past it (its
-    /// effect is in the state machine's snapshot), so no entry ever sits at
-    /// or below the purge point.
-    pub(crate) fn check(&self, record: &LogRecord<C>) -> Result<(), Discontinuity> {
-        let LogRecord::Entry(entry) = record else {
+    /// changes nothing. An entry at or below the purge point is accepted
+    /// and dropped: the log has already moved past it (its effect is in the
+    /// state machine's snapshot), so no entry ever sits at or below the
+    /// purge point.
+    pub(crate) fn check(&self, change: &Change<C::NodeId>) -> Result<(), Discontinuity> {
+        let Change::Entry { log_id, .. } = change else {
             return Ok(());
         };
-        let log_id = entry.get_log_id();
         let index = log_id.index;
         if self.is_purged(index) {
             return Ok(());
         }
-        if let Some(existing) = self.entries.get(&index) {
-            let existing = existing.get_log_id();
-            return if existing == log_id {
+        if let Some(existing) = self.index.log_id(index) {
+            return if existing == *log_id {
                 Ok(())
             } else {
                 Err(Discontinuity::Conflict {
@@ -93,74 +96,68 @@ where
         }
     }
 
-    /// Applies a record that [`Self::check`] accepted.
-    pub(crate) fn apply_checked(&mut self, record: LogRecord<C>) {
-        match record {
-            LogRecord::Entry(entry) => {
-                let index = entry.get_log_id().index;
-                if !self.is_purged(index) {
-                    self.entries.entry(index).or_insert(entry);
+    /// Applies a change that [`Self::check`] accepted; returns true if it
+    /// added an entry to the index.
+    pub(crate) fn apply_checked(&mut self, change: Change<C::NodeId>) -> bool {
+        match change {
+            Change::Entry { log_id, lsn } => {
+                let index = log_id.index;
+                let new = !self.is_purged(index) && self.index.lsn(index).is_none();
+                if new {
+                    self.index.push(&log_id, lsn);
                 }
+                return new;
             }
-            LogRecord::Vote(vote) => self.vote = Some(vote),
-            LogRecord::Committed(committed) => self.committed = committed,
-            LogRecord::Truncate { since } => {
-                self.entries.split_off(&since);
+            Change::Meta(Meta::Vote(vote)) => self.vote = Some(vote),
+            Change::Meta(Meta::Committed(committed)) => self.committed = committed,
+            Change::Meta(Meta::Truncate { since }) => {
+                self.index.truncate(since);
+                self.cache.truncate(since);
             }
-            LogRecord::Purge { upto } => {
+            Change::Meta(Meta::Purge { upto }) => {
                 if self
                     .last_purged
                     .as_ref()
                     .is_none_or(|p| p.index < upto.index)
                 {
-                    self.entries = self.entries.split_off(&(upto.index + 1));
+                    self.index.purge(upto.index);
+                    self.cache.purge(upto.index);
                     self.last_purged = Some(upto);
                 }
             }
         }
+        false
     }
 
-    /// Checks and applies `record`.
-    pub(crate) fn apply(&mut self, record: LogRecord<C>) -> Result<(), Discontinuity> {
-        self.check(&record)?;
-        self.apply_checked(record);
-        Ok(())
+    /// Checks and applies `change`.
+    pub(crate) fn apply(&mut self, change: Change<C::NodeId>) -> Result<bool, Discontinuity> {
+        self.check(&change)?;
+        Ok(self.apply_checked(change))
     }
 
-    /// The records that rebuild these contents: applied to empty contents
-    /// they give these contents; applied to these contents, they, and every
-    /// prefix of them, change nothing.
-    pub(crate) fn rebuild_records(&self) -> Vec<LogRecord<C>> {
-        let mut records = Vec::with_capacity(self.entries.len() + 3);
+    /// The records that restate vote, committed log id and purge point:
+    /// what a checkpoint past their original records must log again.
+    pub(crate) fn state_records(&self) -> Vec<Meta<C::NodeId>> {
+        let mut records = Vec::with_capacity(3);
         if let Some(upto) = &self.last_purged {
-            records.push(LogRecord::Purge { upto: upto.clone() });
+            records.push(Meta::Purge { upto: upto.clone() });
         }
         if let Some(vote) = &self.vote {
-            records.push(LogRecord::Vote(vote.clone()));
+            records.push(Meta::Vote(vote.clone()));
         }
         if let Some(committed) = &self.committed {
-            records.push(LogRecord::Committed(Some(committed.clone())));
+            records.push(Meta::Committed(Some(committed.clone())));
         }
-        records.extend(self.entries.values().cloned().map(LogRecord::Entry));
         records
     }
 
     /// Last purged and last log id, as openraft asks for them.
     pub(crate) fn log_state(&self) -> LogState<C> {
-        let last = self
-            .entries
-            .values()
-            .next_back()
-            .map(|e| e.get_log_id().clone());
+        let last = self.index.last_index().and_then(|i| self.index.log_id(i));
         LogState {
             last_purged_log_id: self.last_purged.clone(),
             last_log_id: last.or_else(|| self.last_purged.clone()),
         }
-    }
-
-    /// The entries present in `range`, in index order.
-    pub(crate) fn entries<R: RangeBounds<u64>>(&self, range: R) -> Vec<C::Entry> {
-        self.entries.range(range).map(|(_, e)| e.clone()).collect()
     }
 
     /// The saved vote.
@@ -179,12 +176,15 @@ where
     }
 
     /// Index of the last entry, or of the last purged one.
-    fn last_index(&self) -> Option<u64> {
-        self.entries
-            .keys()
-            .next_back()
-            .copied()
+    pub(crate) fn last_index(&self) -> Option<u64> {
+        self.index
+            .last_index()
             .or_else(|| self.last_purged.as_ref().map(|p| p.index))
+    }
+
+    /// Heap bytes held by the index and the cache.
+    pub(crate) fn footprint(&self) -> usize {
+        self.index.footprint() + self.cache.footprint()
     }
 }
 
@@ -209,7 +209,7 @@ pub(crate) fn write<C: RaftTypeConfig>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{blank, log_id, TestConfig};
+    use crate::test_support::{log_id, TestConfig};
     use proptest::prelude::*;
 
     type Contents = LogContents<TestConfig>;
@@ -224,7 +224,10 @@ mod tests {
     }
 
     fn summary(c: &Contents) -> Summary {
-        let entries = c.entries(..).iter().map(|e| *e.get_log_id()).collect();
+        let entries = match (c.index.first_index(), c.index.last_index()) {
+            (Some(first), Some(last)) => (first..=last).filter_map(|i| c.index.log_id(i)).collect(),
+            _ => Vec::new(),
+        };
         Summary {
             entries,
             vote: c.vote(),
@@ -233,13 +236,20 @@ mod tests {
         }
     }
 
-    fn append(c: &mut Contents, term: u64, index: u64) -> Result<(), Discontinuity> {
-        c.apply(LogRecord::Entry(blank(term, index)))
+    fn at(term: u64, index: u64) -> Change<u64> {
+        Change::Entry {
+            log_id: log_id(term, index),
+            lsn: Lsn(index),
+        }
+    }
+
+    fn append(c: &mut Contents, term: u64, index: u64) -> Result<bool, Discontinuity> {
+        c.apply(at(term, index))
     }
 
     #[test]
     fn entries_must_follow_without_a_hole() {
-        let mut c = Contents::default();
+        let mut c = Contents::new(0);
         append(&mut c, 1, 0).unwrap();
         append(&mut c, 1, 1).unwrap();
         assert_eq!(
@@ -251,47 +261,38 @@ mod tests {
 
     #[test]
     fn a_conflicting_entry_needs_a_truncate_first() {
-        let mut c = Contents::default();
+        let mut c = Contents::new(0);
         for i in 0..4 {
-            append(&mut c, 1, i).unwrap();
+            assert_eq!(append(&mut c, 1, i), Ok(true));
         }
         assert!(matches!(
             append(&mut c, 2, 2),
             Err(Discontinuity::Conflict { .. })
         ));
-        append(&mut c, 1, 2).unwrap();
-        assert_eq!(
-            c.entries(..).len(),
-            4,
-            "re-appending an identical entry keeps the ones after it"
-        );
-        c.apply(LogRecord::Truncate { since: 2 }).unwrap();
+        assert_eq!(append(&mut c, 1, 2), Ok(false), "identical: no change");
+        assert_eq!(summary(&c).entries.len(), 4);
+        c.apply(Change::Meta(Meta::Truncate { since: 2 })).unwrap();
         append(&mut c, 2, 2).unwrap();
         assert_eq!(c.log_state().last_log_id, Some(log_id(2, 2)));
-        assert_eq!(c.entries(..).len(), 3);
+        assert_eq!(summary(&c).entries.len(), 3);
     }
 
     #[test]
     fn purge_past_the_last_entry_moves_the_last_log_id() {
-        let mut c = Contents::default();
+        let mut c = Contents::new(0);
         for i in 0..3 {
             append(&mut c, 1, i).unwrap();
         }
-        c.apply(LogRecord::Purge {
+        c.apply(Change::Meta(Meta::Purge {
             upto: log_id(1, 20),
-        })
+        }))
         .unwrap();
         let st = c.log_state();
         assert_eq!(
             (st.last_purged_log_id, st.last_log_id),
             (Some(log_id(1, 20)), Some(log_id(1, 20)))
         );
-        assert!(c.entries(..).is_empty());
-        append(&mut c, 1, 20).unwrap();
-        assert!(
-            c.entries(..).is_empty(),
-            "an entry at the purge point is dropped"
-        );
+        assert_eq!(append(&mut c, 1, 20), Ok(false), "dropped: purged");
         assert_eq!(
             append(&mut c, 1, 23),
             Err(Discontinuity::Hole {
@@ -301,9 +302,10 @@ mod tests {
         );
         append(&mut c, 2, 21).unwrap();
         // An older purge changes nothing.
-        c.apply(LogRecord::Purge { upto: log_id(1, 5) }).unwrap();
+        c.apply(Change::Meta(Meta::Purge { upto: log_id(1, 5) }))
+            .unwrap();
         assert_eq!(c.log_state().last_purged_log_id, Some(log_id(1, 20)));
-        assert_eq!(c.entries(..).len(), 1);
+        assert_eq!(summary(&c).entries, [log_id(2, 21)]);
     }
 
     /// One operation of a random but valid history.
@@ -326,64 +328,70 @@ mod tests {
         ]
     }
 
-    /// Turns `ops` into valid records, applying them to `c` as it goes.
-    fn play(c: &mut Contents, ops: &[Op]) {
+    /// Turns `ops` into valid changes, applying them to `c` as it goes;
+    /// returns the log they make, each entry's LSN its position in it.
+    fn play(c: &mut Contents, ops: &[Op]) -> Vec<Change<u64>> {
+        let mut log = Vec::new();
         let mut term = 1;
         for op in ops {
             let st = c.log_state();
             let next = st.last_log_id.map_or(0, |l| l.index + 1);
             let first = st.last_purged_log_id.map_or(0, |p| p.index + 1);
-            let record = match *op {
+            let meta = match *op {
                 Op::Append(n) => {
                     for i in next..next + u64::from(n) {
-                        append(c, term, i).unwrap();
+                        let change = Change::Entry {
+                            log_id: log_id(term, i),
+                            lsn: Lsn(log.len() as u64),
+                        };
+                        c.apply(change.clone()).unwrap();
+                        log.push(change);
                     }
                     continue;
                 }
                 Op::Truncate(k) => {
                     term += 1;
-                    LogRecord::Truncate {
+                    Meta::Truncate {
                         since: first + u64::from(k) % (next - first + 1),
                     }
                 }
-                Op::Purge(k) => LogRecord::Purge {
+                Op::Purge(k) => Meta::Purge {
                     upto: log_id(term, first + u64::from(k) % 4),
                 },
-                Op::Vote(k) => {
-                    LogRecord::Vote(Vote::new(term + u64::from(k % 2), u64::from(k % 3)))
-                }
-                Op::Commit(k) => LogRecord::Committed(st.last_log_id.filter(|_| k % 2 == 0)),
+                Op::Vote(k) => Meta::Vote(Vote::new(term + u64::from(k % 2), u64::from(k % 3))),
+                Op::Commit(k) => Meta::Committed(st.last_log_id.filter(|_| k % 2 == 0)),
             };
-            c.apply(record).unwrap();
+            c.apply(Change::Meta(meta.clone())).unwrap();
+            log.push(Change::Meta(meta));
         }
+        log
     }
 
     proptest! {
-        /// The invariant compaction relies on: the rebuild records recreate
-        /// the contents from nothing, and replaying them, or any prefix of
-        /// them (a compaction cut short by a crash), over the contents
-        /// changes nothing.
+        /// The invariant purging relies on: replaying the log from the
+        /// first live entry's record, followed by the state records,
+        /// rebuilds the contents exactly, as it does from the start.
         #[test]
-        fn rebuild_records_recreate_and_replay_as_no_ops(ops in proptest::collection::vec(op(), 0..40)) {
-            let mut c = Contents::default();
-            play(&mut c, &ops);
+        fn replay_from_the_first_live_entry_plus_state_records_rebuilds(ops in proptest::collection::vec(op(), 0..40)) {
+            let mut c = Contents::new(0);
+            let log = play(&mut c, &ops);
             let want = summary(&c);
 
-            let mut fresh = Contents::default();
-            for r in c.rebuild_records() {
-                fresh.apply(r).unwrap();
+            let mut full = Contents::new(0);
+            for change in log.iter().cloned() {
+                full.apply(change).unwrap();
             }
-            prop_assert_eq!(summary(&fresh), want.clone());
+            prop_assert_eq!(summary(&full), want.clone());
 
-            let records = c.rebuild_records();
-            for cut in 0..=records.len() {
-                let mut again = Contents::default();
-                play(&mut again, &ops);
-                for r in c.rebuild_records().into_iter().take(cut) {
-                    again.apply(r).unwrap();
-                }
-                prop_assert_eq!(summary(&again), want.clone());
+            let from = c.index.first_index().and_then(|i| c.index.lsn(i)).map_or(log.len(), |l| l.0 as usize);
+            let mut tail = Contents::new(0);
+            for change in log[from..].iter().cloned() {
+                tail.apply(change).unwrap();
             }
+            for meta in c.state_records() {
+                tail.apply(Change::Meta(meta)).unwrap();
+            }
+            prop_assert_eq!(summary(&tail), want);
         }
     }
 }

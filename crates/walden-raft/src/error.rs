@@ -64,7 +64,7 @@ pub enum RaftStoreError {
         /// What was being logged.
         kind: RecordKind,
         /// The cause.
-        source: serde_json::Error,
+        source: postcard::Error,
     },
     /// A record's payload does not deserialise.
     #[error("raft {kind} record at {lsn} in \"{}\" is corrupt: {source}", .dir.display())]
@@ -76,7 +76,28 @@ pub enum RaftStoreError {
         /// The record.
         lsn: Lsn,
         /// The cause.
-        source: serde_json::Error,
+        source: postcard::Error,
+    },
+    /// An entry read back (from the WAL or the cache) does not decode.
+    #[error("raft log entry {index} in \"{}\" is corrupt: {source}", .dir.display())]
+    EntryCorrupt {
+        /// The log directory.
+        dir: PathBuf,
+        /// The entry's index.
+        index: u64,
+        /// The cause.
+        source: postcard::Error,
+    },
+    /// The index points at a record that is not the entry's (or the WAL
+    /// ends before it): the WAL changed under the store.
+    #[error("raft log entry {index} in \"{}\" is not at {lsn}, where the index has it", .dir.display())]
+    EntryMissing {
+        /// The log directory.
+        dir: PathBuf,
+        /// The entry's index.
+        index: u64,
+        /// Where the index has its record.
+        lsn: Lsn,
     },
     /// A logged record does not fit the log rebuilt so far.
     #[error("raft {kind} record at {lsn} in \"{}\" does not fit the log: {source}", .dir.display())]
@@ -98,22 +119,6 @@ pub enum RaftStoreError {
         kind: RecordKind,
         /// The cause.
         source: Discontinuity,
-    },
-    /// Compaction switched segments but the next record does not start the
-    /// new segment: the rebuild records would not lead the retained WAL.
-    #[error(
-        "compacting \"{}\": after the segment switch the next record goes to {actual}, not to {expected}, the start of segment {segno}",
-        .dir.display()
-    )]
-    SwitchMisplaced {
-        /// The log directory.
-        dir: PathBuf,
-        /// The segment the switch should have started.
-        segno: u64,
-        /// Where its first record goes.
-        expected: Lsn,
-        /// Where the next record goes instead.
-        actual: Lsn,
     },
     /// The background flush thread could not be started.
     #[error("starting the flush thread for \"{}\": {source}", .dir.display())]

@@ -2,7 +2,6 @@
 
 use std::io::Cursor;
 
-use openraft::entry::RaftEntry;
 use openraft::{CommittedLeaderId, Entry, EntryPayload, LogId};
 
 openraft::declare_raft_types!(
@@ -13,11 +12,6 @@ openraft::declare_raft_types!(
 /// Log id `(term, node 0, index)`.
 pub fn log_id(term: u64, index: u64) -> LogId<u64> {
     LogId::new(CommittedLeaderId::new(term, 0), index)
-}
-
-/// A blank entry at `(term, index)`.
-pub fn blank(term: u64, index: u64) -> Entry<TestConfig> {
-    Entry::new_blank(log_id(term, index))
 }
 
 /// A normal entry at `(term, index)` whose request is `len` bytes naming

@@ -87,7 +87,7 @@ async fn purge_reclaims_old_segments_and_reopen_keeps_the_live_log() {
     assert_eq!(
         store.compact().unwrap(),
         Compaction::NothingToReclaim,
-        "nothing more to reclaim right away"
+        "nothing more to reclaim until entry 180 is purged"
     );
 
     let check = |got: Vec<(openraft::LogId<u64>, Option<String>)>, last: u64| {
@@ -118,23 +118,32 @@ async fn purge_reclaims_old_segments_and_reopen_keeps_the_live_log() {
     assert_eq!(store.read_vote().await.unwrap(), Some(Vote::new(7, 2)));
 }
 
+/// Bytes of WAL inserted since `store` opened.
+fn store_bytes(store: &Store) -> u64 {
+    store.wal_stats().bytes
+}
+
 #[tokio::test]
-async fn a_live_log_larger_than_a_segment_is_kept_whole() {
+async fn a_live_log_larger_than_a_segment_is_purged_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path(), wal_config()).unwrap();
-    append_range(&mut store, 1, 0..80, BIG).await;
-    store.purge(log_id(1, 0)).await.unwrap();
-    match store.compact().unwrap() {
-        Compaction::TooLarge { bytes, capacity } => {
-            assert!(bytes >= capacity, "{bytes} vs {capacity}")
-        }
-        other => panic!("79 entries of {BIG} bytes cannot fit one 1 MiB segment, got {other:?}"),
-    }
+    append_range(&mut store, 1, 0..200, BIG).await;
+    let first_segment = segment_files(dir.path())[0].clone();
+    let inserted = store_bytes(&store);
+    store.purge(log_id(1, 59)).await.unwrap();
+    assert!(
+        !segment_files(dir.path()).contains(&first_segment),
+        "the purge's checkpoint recycled or removed {first_segment}"
+    );
+    assert!(
+        store_bytes(&store) - inserted < 1000,
+        "the 140 live entries were not rewritten"
+    );
     drop(store);
     let mut store = Store::open(dir.path(), wal_config()).unwrap();
     let got = entries(&mut store).await;
-    assert_eq!(got.len(), 79);
-    assert_eq!(got[0], (log_id(1, 1), Some(payload(1, BIG))));
+    assert_eq!(got.len(), 140);
+    assert_eq!(got[0], (log_id(1, 60), Some(payload(60, BIG))));
 }
 
 #[tokio::test]

@@ -16,6 +16,8 @@ mod okaywal_log;
 #[cfg(feature = "peers")]
 mod raft_engine_log;
 #[cfg(feature = "peers")]
+pub(crate) use raft_engine_log::IndexedBytes;
+#[cfg(feature = "peers")]
 mod rocksdb_log;
 mod system;
 #[cfg(feature = "peers")]

@@ -13,7 +13,7 @@ use super::system::{Op, PeerError, PeerLog, System, Workload};
 
 /// Entries are protobuf `BytesValue`s whose first 8 bytes hold the index.
 #[derive(Clone)]
-struct IndexedBytes;
+pub(crate) struct IndexedBytes;
 
 impl MessageExt for IndexedBytes {
     type Entry = BytesValue;
