@@ -49,7 +49,7 @@ mod sync;
 mod wal;
 mod write;
 
-pub use buffer::{Eviction, PageInitKind};
+pub use buffer::{Eviction, PageInitKind, SwitchEviction};
 pub use config::{
     Config, ConfigError, ReservationKind, SlotChoice, MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,
 };
@@ -73,7 +73,7 @@ pub use segment::{
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};
 pub use wal::{FlushFuture, RecoveryReport, Stats, Wal};
-pub use write::{SyncMethod, WriteError, WriterStats};
+pub use write::{Caller, SyncMethod, WriteError, WriterStats};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
