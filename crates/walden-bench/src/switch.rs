@@ -221,6 +221,31 @@ mod tests {
     use super::*;
     use walden::PageInitKind;
 
+    /// The switch's eviction choice matters only under `batch`: one-page
+    /// runs once.
+    #[test]
+    fn one_page_runs_once_and_batch_with_each_switch_eviction() {
+        let cases = cases(
+            &[1 << 20],
+            &[StorageKind::Disk],
+            &[1 << 20],
+            &Eviction::ALL,
+            &SwitchEviction::ALL,
+        );
+        let policies: Vec<_> = cases
+            .iter()
+            .map(|c| (c.eviction, c.switch_eviction))
+            .collect();
+        assert_eq!(
+            policies,
+            [
+                (Eviction::OnePage, SwitchEviction::Whole),
+                (Eviction::Batch, SwitchEviction::Whole),
+                (Eviction::Batch, SwitchEviction::Chunked),
+            ]
+        );
+    }
+
     /// A case on a 1 MiB segment with a fast fake disk: both policies
     /// swallow the same bytes, the counters are the switch's own, and the
     /// case's directory is gone afterwards. (How many writes each policy
