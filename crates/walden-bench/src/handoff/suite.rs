@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::error::BenchError;
 use crate::handoff::{self, HandoffCase, HandoffResult};
-use crate::knobs::{check, config_json, configure, BuffersArg, EvictionArg, LayoutArgs};
+use crate::knobs::{check, config_json, configure, StrategyArgs};
 use crate::measure::grid;
 use crate::run_output::{finish, open_json, progress};
 use crate::units::parse_size_arg;
@@ -48,15 +48,10 @@ pub struct HandoffArgs {
     /// Wall-clock milliseconds of each case.
     #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub duration_ms: u64,
-    /// Format and reservation.
+    /// Every strategy knob, one value each, over `Config::default()` with
+    /// a 1MB ring.
     #[command(flatten)]
-    pub layout: LayoutArgs,
-    /// Eviction policy, over `Config::default()`'s one-page.
-    #[command(flatten)]
-    pub eviction: EvictionArg,
-    /// Buffer ring, 1MB unless given.
-    #[command(flatten)]
-    pub buffers: BuffersArg,
+    pub strategy: StrategyArgs,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -78,7 +73,7 @@ pub fn run(args: &HandoffArgs) -> Result<(), BenchError> {
             buffers: DEFAULT_BUFFERS,
             ..Config::default()
         },
-        &[&args.layout, &args.eviction, &args.buffers],
+        &[&args.strategy],
     );
     let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
     let payloads: Vec<usize> = args.payload.iter().map(|&p| p as usize).collect();
