@@ -73,7 +73,7 @@ pub use segment::{
 #[cfg(feature = "sim")]
 pub use segment::{SimStats, SimStorage};
 pub use wal::{FlushFuture, RecoveryReport, Stats, Wal};
-pub use write::{Caller, SyncMethod, WriteError, WriterStats};
+pub use write::{SyncMethod, WriteError, WriterStats};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
