@@ -3,7 +3,7 @@
 //!
 //! Evictions (inserters that find a ring page unwritten) and flush leaders
 //! take the write lock as ordinary lockers; the background writer takes it
-//! as the priority locker of a [`HandoffLock`], so that with
+//! as the priority locker of a [`crate::sync::HandoffLock`], so that with
 //! [`crate::Config::write_lock_handoff`] it gets the lock at the next
 //! release instead of being passed by every eviction that comes back for it
 //! (see `sync::handoff_lock` for why a gate for one class rather than a
