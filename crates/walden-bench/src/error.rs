@@ -50,6 +50,15 @@ pub enum BenchError {
         #[source]
         source: Box<SwitchError>,
     },
+    /// A case of `walden bench handoff` failed.
+    #[error("handoff with {threads} threads")]
+    Handoff {
+        /// The thread count.
+        threads: usize,
+        /// What failed.
+        #[source]
+        source: walden::Error,
+    },
     /// A thread count of `walden bench logical-1mb` failed.
     #[error("logical-1mb with {threads} threads")]
     Logical {

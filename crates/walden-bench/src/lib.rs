@@ -9,8 +9,9 @@
 //! The modules depend on each other in one direction (no loops), from the
 //! leaves: `latency`, `measure`, `machine`, `discard`, `log_setup`,
 //! `fresh_wal`, `delay`, `plot`, `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,
-//! `splice`, `commit`, `mix`, `peers`, `raft`, `reserve`); `projection` (uses
-//! `mix`); `error`, `args`, `units`, `run_output`, `slices`, `knobs`; the
+//! `splice`, `commit`, `mix`, `peers`, `raft`, `reserve`, and `handoff`, which
+//! uses `logical`'s message); `projection` (uses `mix`); `error`, `args`,
+//! `units`, `run_output`, `slices`, `knobs`; the
 //! suites (`X::suite`); `summary`; `all`.
 
 pub mod all;
@@ -23,6 +24,7 @@ pub mod error;
 #[cfg(test)]
 mod fixtures;
 pub mod fresh_wal;
+pub mod handoff;
 pub mod knobs;
 pub mod latency;
 pub mod limits;

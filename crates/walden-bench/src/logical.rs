@@ -188,7 +188,7 @@ pub fn run_group(
         |case| run_slice(case, settings, slice),
         |_| after(),
     )?;
-    let record_bytes = message(0).encoded_len() as f64;
+    let record_bytes = message(0, PAYLOAD).encoded_len() as f64;
     Ok(merged
         .into_iter()
         .map(|(case, s)| {
@@ -207,10 +207,10 @@ pub fn run_group(
         .collect())
 }
 
-/// The message thread `t` inserts, with an xid as PostgreSQL assigns one to
-/// a transactional message.
-fn message(t: usize) -> Record<'static> {
-    Record::logical_message(true, PREFIX, &vec![b'0'; PAYLOAD]).with_xid(1000 + t as u32)
+/// The message of `payload` bytes thread `t` inserts, with an xid as
+/// PostgreSQL assigns one to a transactional message.
+pub(crate) fn message(t: usize, payload: usize) -> Record<'static> {
+    Record::logical_message(true, PREFIX, &vec![b'0'; payload]).with_xid(1000 + t as u32)
 }
 
 /// What each step costs per 8 kB page, on one thread (nanoseconds).
@@ -311,7 +311,7 @@ fn run_slice(
     )?;
     let before = wal.stats();
     let inserts = run_threads(case.threads, duration, Timing::CountOnly, |t| {
-        let rec = message(t);
+        let rec = message(t, PAYLOAD);
         let wal = &wal;
         Ok(move || wal.insert(&rec).map(drop))
     })?;

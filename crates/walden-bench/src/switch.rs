@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use walden::internals::PAGE_SIZE;
-use walden::{Config, Eviction, FsStorage, SegmentSize, Storage, SyncMethod, Wal};
+use walden::{Config, Eviction, FsStorage, SegmentSize, Storage, SwitchEviction, SyncMethod, Wal};
 
 use crate::delay::DelayStorage;
 use crate::measure::grid;
@@ -64,6 +64,10 @@ pub struct SwitchCase {
     /// Eviction policy.
     #[serde(serialize_with = "serde_display")]
     pub eviction: Eviction,
+    /// How far the switch's own evictions write ([`Eviction::Batch`] only;
+    /// seed 002.6).
+    #[serde(serialize_with = "serde_display")]
+    pub switch_eviction: SwitchEviction,
     /// Where the segments go.
     pub storage: StorageKind,
 }
@@ -78,6 +82,7 @@ impl SwitchCase {
             segment_size: self.segment_size,
             buffers: self.buffers,
             eviction: self.eviction,
+            switch_eviction: self.switch_eviction,
             sync_method: SyncMethod::OpenDatasync,
             writer_delay: None,
             ..base.clone()
@@ -178,20 +183,28 @@ pub fn run_case(dir: &Path, case: SwitchCase, base: &Config) -> Result<SwitchRes
 }
 
 /// The cases of one run: for each segment size, storage and ring size,
-/// every eviction policy in turn.
+/// every eviction policy in turn, [`Eviction::Batch`] with each of
+/// `switch_evictions` (which does not change [`Eviction::OnePage`]: that
+/// runs once, with the first).
 pub fn cases(
     segment_sizes: &[u64],
     storages: &[StorageKind],
     buffers: &[u64],
     evictions: &[Eviction],
+    switch_evictions: &[SwitchEviction],
 ) -> Vec<SwitchCase> {
-    grid(&grid(&grid(segment_sizes, storages), buffers), evictions)
+    let policies = grid(evictions, switch_evictions);
+    grid(&grid(&grid(segment_sizes, storages), buffers), &policies)
         .into_iter()
+        .filter(|(_, (eviction, switch_eviction))| {
+            *eviction == Eviction::Batch || Some(switch_eviction) == switch_evictions.first()
+        })
         .map(
-            |(((segment_size, storage), buffers), eviction)| SwitchCase {
+            |(((segment_size, storage), buffers), (eviction, switch_eviction))| SwitchCase {
                 segment_size,
                 buffers,
                 eviction,
+                switch_eviction,
                 storage,
             },
         )
@@ -208,6 +221,31 @@ mod tests {
     use super::*;
     use walden::PageInitKind;
 
+    /// The switch's eviction choice matters only under `batch`: one-page
+    /// runs once.
+    #[test]
+    fn one_page_runs_once_and_batch_with_each_switch_eviction() {
+        let cases = cases(
+            &[1 << 20],
+            &[StorageKind::Disk],
+            &[1 << 20],
+            &Eviction::ALL,
+            &SwitchEviction::ALL,
+        );
+        let policies: Vec<_> = cases
+            .iter()
+            .map(|c| (c.eviction, c.switch_eviction))
+            .collect();
+        assert_eq!(
+            policies,
+            [
+                (Eviction::OnePage, SwitchEviction::Whole),
+                (Eviction::Batch, SwitchEviction::Whole),
+                (Eviction::Batch, SwitchEviction::Chunked),
+            ]
+        );
+    }
+
     /// A case on a 1 MiB segment with a fast fake disk: both policies
     /// swallow the same bytes, the counters are the switch's own, and the
     /// case's directory is gone afterwards. (How many writes each policy
@@ -219,6 +257,7 @@ mod tests {
             segment_size: 1 << 20,
             buffers: 16 * PAGE_SIZE,
             eviction,
+            switch_eviction: SwitchEviction::Whole,
             storage: StorageKind::Delay { micros: 1 },
         };
         let base = Config {

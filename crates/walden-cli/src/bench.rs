@@ -5,6 +5,7 @@
 use clap::{Args, Subcommand};
 use walden_bench::all::{self, AllArgs};
 use walden_bench::commit::suite::{self as commit, CommitArgs};
+use walden_bench::handoff::suite::{self as handoff, HandoffArgs};
 use walden_bench::limits::suite::{self as limits, LimitsArgs};
 use walden_bench::logical::suite::{self as logical, LogicalArgs};
 use walden_bench::mix::suite::{self as mix, MixArgs};
@@ -56,6 +57,10 @@ enum Workload {
     /// One WAL switch right after a checkpoint under open_datasync, per
     /// eviction policy and ring size (seed 002).
     Switch(SwitchArgs),
+    /// Threads inserting 1 MiB messages into a small ring with the
+    /// background writer on: who writes the bytes, with and without the
+    /// write lock's hand-off to the background writer (seed 002).
+    Handoff(HandoffArgs),
     /// Threads inserting 1 MiB logical messages, per page-initialisation
     /// design and insertion-slot setup (seed 000).
     #[command(name = "logical-1mb")]
@@ -102,6 +107,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     Ok(match workload {
         Workload::Rwlock(args) => rwlock::run(args),
         Workload::Switch(args) => switch::run(args),
+        Workload::Handoff(args) => handoff::run(args),
         Workload::Logical1mb(args) => logical::run(args),
         Workload::Commit(args) => commit::run(args),
         Workload::Mix(args) => mix::run(args),

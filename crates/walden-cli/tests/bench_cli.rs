@@ -193,6 +193,7 @@ fn an_impossible_pair_is_one_clear_line_in_every_suite() {
         &["commit", "--threads", "1", "--dir", logs],
         &["logical-1mb", "--threads", "1"],
         &["switch", "--storage", "delay", "--dir", logs],
+        &["handoff", "--threads", "1"],
     ] {
         let out = walden()
             .arg("bench")
@@ -257,6 +258,7 @@ fn every_command_and_bench_suite_has_examples_in_its_help() {
         "insert",
         "logical-1mb",
         "switch",
+        "handoff",
         "commit",
         "mix",
         "reserve",

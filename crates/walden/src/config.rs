@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::buffer::{Eviction, PageInitKind};
+use crate::buffer::{Eviction, PageInitKind, SwitchEviction};
 use crate::format::WalFormat;
 use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
 use crate::segment::{PrepareFor, SegmentPrep};
@@ -83,6 +83,11 @@ pub struct Config {
     /// With [`Eviction::Batch`], the most bytes an eviction writes beyond
     /// the page it must free (a multiple of 8 KiB, at least one page).
     pub eviction_chunk: u64,
+    /// With [`Eviction::Batch`], how far the switch record's evictions
+    /// write: everything it has filled ([`SwitchEviction::Whole`], the
+    /// default) or at most `eviction_chunk` beyond the page to free, as
+    /// every eviction (seed 002.6).
+    pub switch_eviction: SwitchEviction,
     /// How often the background writer wakes to write and flush every
     /// finished page, 1 ms to 10 s; `None`: no background writer
     /// (PostgreSQL: `wal_writer_delay`, the walwriter).
@@ -91,6 +96,13 @@ pub struct Config {
     /// before its delay is up, at least 8 KiB (PostgreSQL:
     /// `wal_writer_flush_after`).
     pub writer_flush_after: u64,
+    /// The background writer is handed the write lock ahead of evictions
+    /// and flush calls waiting for it, at the next release (the default);
+    /// `false`: it waits as any of them and may be passed by every eviction
+    /// that comes back for the lock (seed 002: "the walwriter never
+    /// succeeds taking the lwlock"). [`crate::WriterStats`] counts the bytes
+    /// each wrote and the acquisitions that passed it.
+    pub write_lock_handoff: bool,
     /// Asynchronous commit (PostgreSQL: `synchronous_commit = off`):
     /// [`crate::Wal::insert_and_flush`] returns once the record is inserted,
     /// and the background writer makes it durable within `writer_delay`
@@ -190,8 +202,10 @@ impl Default for Config {
             page_init: PageInitKind::MappingLock,
             eviction: Eviction::OnePage,
             eviction_chunk: 4 << 20,
+            switch_eviction: SwitchEviction::Whole,
             writer_delay: Some(Duration::from_millis(200)),
             writer_flush_after: 1 << 20,
+            write_lock_handoff: true,
             async_commit: false,
             sync_method: SyncMethod::Fdatasync,
             recycle_segments: 4,

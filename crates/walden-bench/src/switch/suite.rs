@@ -8,7 +8,7 @@ use clap::Args;
 use crate::args::defaults;
 use crate::error::BenchError;
 use crate::switch::{self, StorageKind, SwitchResult};
-use walden::{Config, Eviction};
+use walden::{Config, Eviction, SwitchEviction};
 
 use crate::knobs::{check, config_json, configure, LayoutArgs, PageInitArg, SlotArgs};
 use crate::run_output::progress;
@@ -46,6 +46,12 @@ pub struct SwitchArgs {
     /// Eviction policies to compare, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "one-page,batch")]
     pub eviction: Vec<Eviction>,
+    /// How far the switch's own evictions write under `batch`,
+    /// comma-separated: whole (everything it filled, seed 002.6) or chunked
+    /// (at most the eviction chunk, 4 MiB, beyond the page to free, as
+    /// every eviction).
+    #[arg(long, value_delimiter = ',', default_value = "whole,chunked")]
+    pub switch_eviction: Vec<SwitchEviction>,
     /// Format and reservation.
     #[command(flatten)]
     pub layout: LayoutArgs,
@@ -114,6 +120,7 @@ pub fn run(args: &SwitchArgs) -> Result<(), BenchError> {
         &storages,
         &args.buffers,
         &args.eviction,
+        &args.switch_eviction,
     );
     let config = configure(
         Config::default(),
@@ -128,7 +135,7 @@ pub fn run(args: &SwitchArgs) -> Result<(), BenchError> {
             case.segment_size >> 20,
             case.storage,
             switch::pages(case.buffers),
-            case.eviction
+            policy(&case)
         ));
         let dir = base.join(format!("case-{i}"));
         let result =
@@ -150,6 +157,7 @@ pub fn run(args: &SwitchArgs) -> Result<(), BenchError> {
             "workload": "switch",
             "sync_method": "open_datasync",
             "config": config_json(&config, &["segment_size", "buffers", "eviction"]),
+            "eviction_chunk": config.eviction_chunk,
             "results": results,
         }),
     )
@@ -159,7 +167,7 @@ pub fn run(args: &SwitchArgs) -> Result<(), BenchError> {
 /// the same segment, storage and ring.
 fn print_table(results: &[SwitchResult]) {
     println!(
-        "{:>8} {:<12} {:>8} {:<9} {:>9} {:>7} {:>10} {:>9} {:>9}",
+        "{:>8} {:<12} {:>8} {:<15} {:>9} {:>7} {:>10} {:>9} {:>9}",
         "segment",
         "storage",
         "buffers",
@@ -182,11 +190,11 @@ fn print_table(results: &[SwitchResult]) {
             // The speed-up: one-page time over this case's.
             let speedup = ratio(1.0 / r.seconds, one_page.map(|t| 1.0 / t));
             println!(
-                "{:>5} MiB {:<12} {:>8} {:<9} {:>9} {:>7} {:>10} {:>9} {:>9}",
+                "{:>5} MiB {:<12} {:>8} {:<15} {:>9} {:>7} {:>10} {:>9} {:>9}",
                 r.case.segment_size >> 20,
                 r.case.storage.to_string(),
                 ring(r.case.buffers),
-                r.case.eviction.name(),
+                policy(&r.case),
                 seconds(r.seconds),
                 r.writes,
                 bytes(r.largest_write),
@@ -194,6 +202,15 @@ fn print_table(results: &[SwitchResult]) {
                 speedup
             );
         }
+    }
+}
+
+/// The eviction policy, and for `batch` how far the switch's own
+/// evictions write.
+fn policy(case: &switch::SwitchCase) -> String {
+    match case.eviction {
+        Eviction::OnePage => case.eviction.name().to_string(),
+        Eviction::Batch => format!("batch, {}", case.switch_eviction.name()),
     }
 }
 

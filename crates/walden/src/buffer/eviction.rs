@@ -71,6 +71,50 @@ impl Eviction {
 
 named_enum!(Eviction, "eviction policy");
 
+/// How far a [`Eviction::Batch`] eviction made by the switch record
+/// writes (seed 002.6: "we even know for sure that we are going to fill a
+/// lot more buffers, so no heuristic would be needed").
+///
+/// The switch record zero-fills the rest of its segment through the ring,
+/// so every page it evicts is followed by more of its own: the
+/// `eviction_chunk` bound, there so that one inserter does not write for
+/// everyone, only splits its writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SwitchEviction {
+    /// Everything the switch has filled, up to where the write must split
+    /// anyway (the ring's wrap point or the segment's end): one write per
+    /// pass over the ring.
+    #[default]
+    Whole,
+    /// As every eviction: at most [`crate::Config::eviction_chunk`] bytes
+    /// beyond the page to free (the behaviour before seed 002.6 was built).
+    Chunked,
+}
+
+impl SwitchEviction {
+    /// Every choice, for command-line help and benchmarks.
+    pub const ALL: [SwitchEviction; 2] = [SwitchEviction::Whole, SwitchEviction::Chunked];
+
+    /// The choice's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SwitchEviction::Whole => "whole",
+            SwitchEviction::Chunked => "chunked",
+        }
+    }
+
+    /// The most bytes beyond the page to free that one of the switch's
+    /// evictions writes, given the log's `eviction_chunk`.
+    pub fn chunk(self, eviction_chunk: u64) -> u64 {
+        match self {
+            SwitchEviction::Whole => u64::MAX,
+            SwitchEviction::Chunked => eviction_chunk,
+        }
+    }
+}
+
+named_enum!(SwitchEviction, "switch eviction");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +154,20 @@ mod tests {
     fn never_beyond_what_is_finished() {
         for e in Eviction::ALL {
             assert_eq!(target(e, 10, 8, 64 * P, 1 << 20), 8, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_whole_switch_eviction_stops_only_at_the_split_point() {
+        let chunk = SwitchEviction::Whole.chunk(4 * P);
+        // Everything finished, up to the ring's wrap at page 40 ...
+        assert_eq!(target(Eviction::Batch, 10, 60, 40 * P, chunk), 40);
+        // ... or to what is finished, if that comes first.
+        assert_eq!(target(Eviction::Batch, 10, 30, 40 * P, chunk), 30);
+        let chunked = SwitchEviction::Chunked.chunk(4 * P);
+        assert_eq!(target(Eviction::Batch, 10, 60, 40 * P, chunked), 14);
+        for s in SwitchEviction::ALL {
+            assert_eq!(s.name().parse::<SwitchEviction>().unwrap(), s);
         }
     }
 

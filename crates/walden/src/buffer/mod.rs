@@ -8,7 +8,7 @@ mod mapping_lock;
 mod ring;
 
 pub use cooperative::CooperativeInit;
-pub use eviction::Eviction;
+pub use eviction::{Eviction, SwitchEviction};
 #[cfg(all(test, shuttle))]
 pub(crate) use link_cell::Atomic32;
 pub use link_cell::LinkCell;

@@ -30,7 +30,7 @@ use crate::format::WalFormat;
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
-use crate::write::{SegmentSupply, Writer};
+use crate::write::{Caller, SegmentSupply, Writer};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
 use slots::{InsertionProgress, SlotArray, SlotStats};
@@ -101,6 +101,9 @@ pub(crate) struct InsertPath {
     slot_choice: SlotChoice,
     eviction: Eviction,
     eviction_chunk: u64,
+    /// Bytes beyond the page to free that the switch record's evictions
+    /// write ([`Config::switch_eviction`]).
+    switch_chunk: u64,
     pub(crate) slots: SlotArray,
     reserver: Reserver,
     ring: BufferRing,
@@ -143,6 +146,7 @@ impl InsertPath {
             slot_choice: config.slot_choice,
             eviction: config.eviction,
             eviction_chunk: config.eviction_chunk,
+            switch_chunk: config.switch_eviction.chunk(config.eviction_chunk),
             slots: SlotArray::new(config.insert_slots)
                 .with_stuck_wait_timeout(config.stuck_wait_timeout),
             reserver: Reserver::new(
@@ -159,7 +163,13 @@ impl InsertPath {
                 start.initialized_upto,
                 config.stuck_wait_timeout,
             ),
-            writer: Writer::new(config.sync_method, config.direct_io, seg, start.written),
+            writer: Writer::new(
+                config.sync_method,
+                config.direct_io,
+                seg,
+                start.written,
+                config.write_lock_handoff,
+            ),
             supply,
             evictions: AtomicU64::new(0),
             stuck_wait: config.stuck_wait_timeout,
@@ -207,7 +217,8 @@ impl InsertPath {
 
     /// Returns once everything below `upto` is written and durable; see
     /// [`crate::Wal::flush`]. Fails if `upto` is beyond the reserved end.
-    pub(crate) fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
+    /// `caller` is a flush call or the background writer.
+    pub(crate) fn flush(&self, upto: Lsn, caller: Caller) -> Result<Lsn, Error> {
         self.writer.check()?;
         if self.writer.flushed() >= upto {
             return Ok(self.writer.flushed());
@@ -220,7 +231,7 @@ impl InsertPath {
         let more = || self.slots.finished_now(self.reserved_end()).max(finished);
         Ok(self
             .writer
-            .write(&self.ring, &self.supply, finished, true, more)?)
+            .write(&self.ring, &self.supply, finished, caller, more)?)
     }
 
     /// Inserts `rec`; see [`crate::Wal::insert_span`].
@@ -410,7 +421,7 @@ impl InsertPath {
         let seg_end = self.seg.pos_to_end_lsn(r.end);
         let mut page = Lsn(record_end.0.next_multiple_of(PAGE_SIZE));
         while page < seg_end {
-            self.map_page(page, page, &all)?;
+            self.map_page_evicting(page, page, &all, self.switch_chunk)?;
             // SAFETY: the page is initialised (map_page) and inside our
             // reservation, which holds every slot.
             unsafe { self.ring.zero_header(page) };
@@ -489,6 +500,18 @@ impl InsertPath {
         advertised: Lsn,
         progress: &impl InsertionProgress,
     ) -> Result<(), Error> {
+        self.map_page_evicting(page, advertised, progress, self.eviction_chunk)
+    }
+
+    /// [`Self::map_page`], an eviction writing at most `chunk` bytes beyond
+    /// the page to free ([`Eviction::Batch`]).
+    fn map_page_evicting(
+        &self,
+        page: Lsn,
+        advertised: Lsn,
+        progress: &impl InsertionProgress,
+        chunk: u64,
+    ) -> Result<(), Error> {
         if self.ring.holds(page) {
             return Ok(());
         }
@@ -497,13 +520,13 @@ impl InsertPath {
             &self.ring,
             page,
             || self.writer.written(),
-            |occupant| self.evict(occupant),
+            |occupant| self.evict(occupant, chunk),
         )
     }
 
     /// Writes out the page ending at `occupant_end` (and, per the eviction
-    /// policy, more) so its ring slot can be reused.
-    fn evict(&self, occupant_end: Lsn) -> Result<(), Error> {
+    /// policy, up to `chunk` bytes more) so its ring slot can be reused.
+    fn evict(&self, occupant_end: Lsn, chunk: u64) -> Result<(), Error> {
         // Relaxed: a statistic.
         self.evictions.fetch_add(1, Ordering::Relaxed);
         let finished = self
@@ -512,11 +535,11 @@ impl InsertPath {
         let written = self.writer.written();
         let segment_end = self.seg.segment_start(self.seg.segno(written) + 1);
         let run_end = self.ring.contiguous_end(written).min(segment_end);
-        let target = self
-            .eviction
-            .target(occupant_end, finished, run_end, self.eviction_chunk);
+        let target = self.eviction.target(occupant_end, finished, run_end, chunk);
         self.writer
-            .write(&self.ring, &self.supply, target, false, || target)?;
+            .write(&self.ring, &self.supply, target, Caller::Eviction, || {
+                target
+            })?;
         Ok(())
     }
 }

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{InsertPath, RecordSpan, StartPoint};
+use super::{Caller, InsertPath, RecordSpan, StartPoint};
 use crate::buffer::{BufferRing, PageIdentity};
 use crate::config::{Config, ReservationKind};
 use crate::error::Error;
@@ -149,7 +149,7 @@ fn run(
         records.push(rec);
     }
     let end = path.reserved_end();
-    assert_eq!(path.flush(end).expect("flush"), end);
+    assert_eq!(path.flush(end, Caller::Flush).expect("flush"), end);
     (spans, records)
 }
 
@@ -235,7 +235,7 @@ fn a_flush_stuck_on_a_held_slot_reports_it() {
     let span = path.insert(&Record::new(RMID, 0x10, data(100, 1))).unwrap();
     let _all = path.slots.acquire_all();
     let report = crate::sync::watchdog::stuck_report(|| {
-        let _ = path.flush(span.end);
+        let _ = path.flush(span.end, Caller::Flush);
     });
     let last = config.insert_slots - 1;
     for part in [

@@ -47,6 +47,7 @@ primitives_from!(std);
 pub mod async_waiters;
 pub mod backoff;
 pub mod commit_queue;
+pub mod handoff_lock;
 pub(crate) mod mutant;
 pub mod read_biased;
 #[cfg(all(test, shuttle))]
@@ -57,6 +58,7 @@ pub mod watchdog;
 
 pub use async_waiters::AsyncWaiters;
 pub use commit_queue::{CommitQueue, Turn};
+pub use handoff_lock::{HandoffGuard, HandoffLock};
 pub use read_biased::ReadBiasedLock;
 pub use spinlock::SpinLock;
 pub use wait_queue::WaitQueue;

@@ -43,6 +43,9 @@ pub(crate) enum Mutant {
     /// `try_consume`'s restore of a key that changed under its lock: the
     /// CAS replaced by a plain store (seed 003 v7's code).
     CuckooRestoreStore,
+    /// `HandoffLock::lock` with the hand-off on: ordinary lockers ignore
+    /// the gate that keeps them from passing a waiting priority locker.
+    HandoffGateSkipped,
 }
 
 /// `o`, or Relaxed where mutant `m` is active.

@@ -37,7 +37,7 @@ use crate::segment::{
 };
 use crate::sync::{AsyncWaiters, AtomicU64, Ordering};
 use crate::write::background::{BackgroundWriter, Wakeup};
-use crate::write::{is_sync_failure, Preallocator, WriterStats};
+use crate::write::{is_sync_failure, Caller, Preallocator, WriterStats};
 
 /// State shared by every thread using a log.
 #[derive(Debug)]
@@ -73,7 +73,7 @@ impl Shared {
         if self.insert.writer.flushed() < end {
             // A failure poisons the log, and the next insert or flush
             // reports it: there is no one else to tell here.
-            let _ = self.insert.flush(end);
+            let _ = self.insert.flush(end, Caller::BackgroundWriter);
         }
         self.auto_checkpoint();
         #[cfg(feature = "metrics")]
@@ -196,7 +196,7 @@ impl Shared {
         };
         let record = Record::new(RM_XLOG_ID, info, checkpoint.encode().to_vec());
         let span = self.insert.insert(&record)?;
-        self.insert.flush(span.end)?;
+        self.insert.flush(span.end, Caller::Flush)?;
         let mut control = self.control.lock().unwrap_or_else(|e| e.into_inner());
         control.checkpoint = span.start;
         control.redo = redo;
@@ -479,7 +479,7 @@ impl Wal {
     /// (PostgreSQL: `XLogFlush`). After a write or sync failure every call
     /// fails and nothing more is reported durable.
     pub fn flush(&self, upto: Lsn) -> Result<Lsn, Error> {
-        let durable = self.shared.insert.flush(upto)?;
+        let durable = self.shared.insert.flush(upto, Caller::Flush)?;
         if self._writer.is_none() {
             // Without a background writer, automatic checkpoints are
             // taken here, after the sync.
@@ -637,7 +637,7 @@ impl Drop for Wal {
     fn drop(&mut self) {
         if !self.closed {
             let end = self.shared.insert.reserved_end();
-            let _ = self.shared.insert.flush(end);
+            let _ = self.shared.insert.flush(end, Caller::Flush);
         }
     }
 }

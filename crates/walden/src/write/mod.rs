@@ -39,11 +39,13 @@ mod sync_method;
 #[cfg(test)]
 mod tests;
 mod whole_pages;
+mod write_lock;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
 use whole_pages::write_whole_pages;
+pub use write_lock::Caller;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,7 +55,9 @@ use crossbeam_utils::CachePadded;
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::segment::{AlignedPage, OpenOptions, SegmentError, StorageFile};
-use crate::sync::{AtomicBool, AtomicU64, CommitQueue, Mutex, MutexGuard, Ordering, Turn};
+use crate::sync::{
+    AtomicBool, AtomicU64, CommitQueue, HandoffLock, Mutex, MutexGuard, Ordering, Turn,
+};
 
 /// Why a write or flush failed.
 #[derive(Debug, thiserror::Error)]
@@ -145,8 +149,10 @@ struct Round {
 /// See the module docs.
 #[derive(Debug)]
 pub struct Writer {
-    /// The write lock.
-    state: Mutex<WriterState>,
+    /// The write lock; the background writer is handed it ahead of
+    /// evictions and flushes if `Config::write_lock_handoff` (see
+    /// `write_lock`).
+    state: HandoffLock<WriterState>,
     /// The sync lock: one sync at a time (lock order: write, then sync).
     syncing: Mutex<SyncState>,
     /// Everything below is written (PostgreSQL: `LogwrtResult.Write`).
@@ -184,10 +190,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Writer {
     /// A writer for a log whose bytes below `start` are already durable,
     /// making WAL durable with `method`, with direct I/O if `direct`
-    /// ([`crate::Config::direct_io`]).
-    pub fn new(method: SyncMethod, direct: bool, seg: SegmentSize, start: Lsn) -> Self {
+    /// ([`crate::Config::direct_io`]), handing the write lock to the
+    /// background writer first if `handoff`
+    /// ([`crate::Config::write_lock_handoff`]).
+    pub fn new(
+        method: SyncMethod,
+        direct: bool,
+        seg: SegmentSize,
+        start: Lsn,
+        handoff: bool,
+    ) -> Self {
         Writer {
-            state: Mutex::new(WriterState::default()),
+            state: HandoffLock::new(WriterState::default(), handoff),
             syncing: Mutex::new(SyncState::default()),
             written: CachePadded::new(AtomicU64::new(start.0)),
             flushed: CachePadded::new(AtomicU64::new(start.0)),
@@ -256,11 +270,11 @@ impl Writer {
         self.requested.fetch_max(finished.0, Ordering::Release);
     }
 
-    /// Writes the ring's bytes from the written point up to `target` and,
-    /// if `durable`, makes them durable. `target` must be a point below
-    /// which every insertion has finished.
+    /// Writes the ring's bytes from the written point up to `target` for
+    /// `caller` and, unless it is an eviction, makes them durable. `target`
+    /// must be a point below which every insertion has finished.
     ///
-    /// With `durable`, a leader raises `target` to the highest flush request
+    /// When durable, a leader raises `target` to the highest flush request
     /// ([`Writer::request_flush`]) and to `more()` (everything finished by
     /// then) if those are higher: one sync then covers every flusher parked
     /// behind it.
@@ -272,16 +286,16 @@ impl Writer {
         ring: &BufferRing,
         segments: &dyn SegmentOpener,
         target: Lsn,
-        durable: bool,
+        caller: Caller,
         more: impl Fn() -> Lsn,
     ) -> Result<Lsn, WriteError> {
-        if !durable {
+        if caller == Caller::Eviction {
             self.check()?;
             if self.written() >= target {
                 return Ok(self.written());
             }
-            let mut st = lock(&self.state);
-            let result = self.write_locked(&mut st, ring, segments, target);
+            let mut st = self.lock_for(caller);
+            let result = self.write_locked(&mut st, ring, segments, target, caller);
             drop(st);
             if result.is_err() {
                 self.poison();
@@ -303,7 +317,7 @@ impl Writer {
                     || self.poisoned.load(Ordering::Acquire)
             };
             match self.queue.enter(target.0, ready) {
-                Turn::Lead => return self.lead(ring, segments, target, more, waited),
+                Turn::Lead => return self.lead(ring, segments, target, caller, more, waited),
                 Turn::Covered => waited = true,
                 Turn::Ready => {}
                 Turn::Poisoned => return Err(WriteError::Poisoned),
@@ -329,10 +343,13 @@ impl Writer {
         ring: &BufferRing,
         segments: &dyn SegmentOpener,
         target: Lsn,
+        caller: Caller,
         more: impl Fn() -> Lsn,
         waited: bool,
     ) -> Result<Lsn, WriteError> {
-        let round = self.write_round(&mut lock(&self.state), ring, segments, target, &more);
+        let mut st = self.lock_for(caller);
+        let round = self.write_round(&mut st, ring, segments, target, caller, &more);
+        drop(st);
         let round = match round {
             Ok(round) => round,
             Err(e) => {
@@ -372,6 +389,7 @@ impl Writer {
         ring: &BufferRing,
         segments: &dyn SegmentOpener,
         target: Lsn,
+        caller: Caller,
         more: &impl Fn() -> Lsn,
     ) -> Result<Round, WriteError> {
         self.check()?;
@@ -386,7 +404,7 @@ impl Writer {
         // Acquire: pairs with the Release in request_flush.
         let requested = Lsn(self.requested.load(Ordering::Acquire));
         let target = target.max(more()).max(requested);
-        let made_durable = self.write_locked(st, ring, segments, target)?;
+        let made_durable = self.write_locked(st, ring, segments, target, caller)?;
         let covers = self.written();
         let file = match &st.open {
             Some(open) if self.method.syncs() && self.flushed() < covers => {
@@ -404,14 +422,16 @@ impl Writer {
     /// Under the write lock: writes up to `target` (nothing if the written
     /// point is there already), one write per contiguous run within a segment
     /// (two parts in one vectored write across the ring's wrap), syncing
-    /// each segment it finishes. Returns true if that made anything durable
-    /// (a segment sync, or any write with a method that needs no sync).
+    /// each segment it finishes, counting the bytes as `caller`'s. Returns
+    /// true if that made anything durable (a segment sync, or any write
+    /// with a method that needs no sync).
     fn write_locked(
         &self,
         st: &mut WriterState,
         ring: &BufferRing,
         segments: &dyn SegmentOpener,
         target: Lsn,
+        caller: Caller,
     ) -> Result<bool, WriteError> {
         // Under the write lock: a failed write before it was taken is seen.
         self.check()?;
@@ -470,7 +490,7 @@ impl Writer {
                 offset,
                 source,
             })?;
-            st.stats.count_write(bytes);
+            st.stats.count_write(bytes, caller);
             if self.method.sync_on_write() {
                 st.stats.count_sync(started.elapsed());
             }
@@ -566,7 +586,7 @@ impl Writer {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> WriterStats {
-        let st = lock(&self.state);
+        let st = self.state.lock();
         let sync = lock(&self.syncing);
         let mut stats = WriterStats {
             syncs: st.stats.syncs + sync.stats.syncs,

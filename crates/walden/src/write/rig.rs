@@ -85,7 +85,7 @@ impl WriterRig {
         Ok(WriterRig {
             sim,
             ring,
-            writer: Writer::new(method, direct, seg, start),
+            writer: Writer::new(method, direct, seg, start, true),
             files,
             start,
         })

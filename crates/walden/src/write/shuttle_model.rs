@@ -16,7 +16,7 @@ use shuttle::thread;
 use super::rig::WriterRig;
 use crate::lsn::{Lsn, PAGE_SIZE};
 use crate::sync::shuttle_support;
-use crate::write::SyncMethod;
+use crate::write::{Caller, SyncMethod};
 
 const FLUSHERS: u64 = 5;
 const PAGES: u64 = 4;
@@ -54,7 +54,7 @@ fn flush_all(s: &Arc<WriterRig>) -> Vec<(Lsn, Result<Lsn, String>)> {
                 s.writer.request_flush(target);
                 let r = s
                     .writer
-                    .write(&s.ring, &s.files, target, true, || target)
+                    .write(&s.ring, &s.files, target, Caller::Flush, || target)
                     .map_err(|e| e.to_string());
                 (target, r)
             })
@@ -133,7 +133,7 @@ fn a_failed_sync_fails_every_flusher_it_covered() {
             let end = Lsn(s.start.0 + PAGES * PAGE_SIZE - 8);
             assert!(s
                 .writer
-                .write(&s.ring, &s.files, end, true, || end)
+                .write(&s.ring, &s.files, end, Caller::Flush, || end)
                 .is_err());
             assert_eq!(s.writer.flushed(), durable);
         },

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::Caller;
+
 /// Number of power-of-two write-size buckets kept (8 kB ... 1 GiB and up).
 pub const WRITE_SIZE_BUCKETS: usize = 18;
 
@@ -26,6 +28,22 @@ pub struct WriterStats {
     /// whole pages, and a partially filled page counts each time it is
     /// written again.
     pub bytes_written: u64,
+    /// Of `bytes_written`, those written by the background writer's rounds.
+    pub bytes_by_background_writer: u64,
+    /// Of `bytes_written`, those written by evictions: inserters that found
+    /// the ring page they needed unwritten (PostgreSQL: `wal_buffers_full`).
+    pub bytes_by_evictions: u64,
+    /// Of `bytes_written`, those written by flush calls.
+    pub bytes_by_flushes: u64,
+    /// Times the background writer took the write lock.
+    pub background_lock_acquisitions: u64,
+    /// Acquisitions of the write lock by others (evictions, flushes) while
+    /// the background writer waited for it, summed over its waits: 0 with
+    /// [`crate::Config::write_lock_handoff`].
+    pub background_lock_overtaken: u64,
+    /// The most acquisitions by others during one wait of the background
+    /// writer for the write lock.
+    pub background_lock_most_overtaken: u64,
     /// Largest single write, bytes.
     pub largest_write: u64,
     /// Writes by size: bucket `i` counts writes of at most `8 KiB << i`
@@ -61,9 +79,15 @@ pub struct WriterStats {
 }
 
 impl WriterStats {
-    pub(super) fn count_write(&mut self, n: u64) {
+    /// A write of `n` bytes for `caller`.
+    pub(super) fn count_write(&mut self, n: u64, caller: Caller) {
         self.writes += 1;
         self.bytes_written += n;
+        *match caller {
+            Caller::BackgroundWriter => &mut self.bytes_by_background_writer,
+            Caller::Eviction => &mut self.bytes_by_evictions,
+            Caller::Flush => &mut self.bytes_by_flushes,
+        } += n;
         self.largest_write = self.largest_write.max(n);
         self.write_sizes[pow2_bucket(n.div_ceil(8192), WRITE_SIZE_BUCKETS)] += 1;
         #[cfg(feature = "metrics")]
@@ -71,6 +95,24 @@ impl WriterStats {
             metrics::counter!("walden_writes_total").increment(1);
             metrics::counter!("walden_written_bytes_total").increment(n);
             metrics::histogram!("walden_write_bytes").record(n as f64);
+        }
+    }
+
+    /// The background writer took the write lock after `overtaken`
+    /// acquisitions by others while it waited.
+    pub(super) fn count_background_lock(&mut self, overtaken: u64) {
+        self.background_lock_acquisitions += 1;
+        self.background_lock_overtaken += overtaken;
+        self.background_lock_most_overtaken = self.background_lock_most_overtaken.max(overtaken);
+    }
+
+    /// The background writer's share of the bytes written, 0 to 1 (0 when
+    /// nothing was written).
+    pub fn background_writer_share(&self) -> f64 {
+        if self.bytes_written == 0 {
+            0.0
+        } else {
+            self.bytes_by_background_writer as f64 / self.bytes_written as f64
         }
     }
 

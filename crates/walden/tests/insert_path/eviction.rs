@@ -2,7 +2,7 @@
 //! and flushes under `open_datasync`, where every write is a durable one.
 
 use walden::internals::PAGE_SIZE;
-use walden::{Config, Eviction, Record, SyncMethod, Wal};
+use walden::{Config, Eviction, Record, SwitchEviction, SyncMethod, Wal, WriterStats};
 
 /// A log that writes only when it must: no background writer.
 fn config(buffers: u64, eviction: Eviction) -> Config {
@@ -66,11 +66,14 @@ fn batch_eviction_stays_one_write_per_ring_from_the_middle_of_the_ring() {
     assert!(writes * 12 <= pages, "{writes} writes for {pages} pages");
 }
 
-#[test]
-fn the_batch_chunk_bounds_each_eviction_write() {
+/// The writer's counters before and after one switch (without the flush of
+/// its end) right after a checkpoint, on a 64-page ring with a 2-page
+/// eviction chunk, and the pages it swallowed.
+fn switch_with_a_small_chunk(switch_eviction: SwitchEviction) -> (WriterStats, WriterStats, u64) {
     let dir = tempfile::tempdir().unwrap();
     let config = Config {
         eviction_chunk: 2 * PAGE_SIZE,
+        switch_eviction,
         ..config(64 * PAGE_SIZE, Eviction::Batch)
     };
     let wal = Wal::create(dir.path(), config).unwrap();
@@ -79,8 +82,35 @@ fn the_batch_chunk_bounds_each_eviction_write() {
     let span = wal.switch_segment().unwrap().expect("not on a boundary");
     let after = wal.stats();
     drop(wal);
-    let pages = (span.end.0 - span.start.0) / PAGE_SIZE;
-    let writes = after.writer.writes - before.writer.writes;
+    (
+        before.writer,
+        after.writer,
+        (span.end.0 - span.start.0) / PAGE_SIZE,
+    )
+}
+
+/// Seed 002.6: the switch knows it fills the rest of the segment, so its
+/// evictions write everything it filled, a ring at a time, whatever the
+/// chunk.
+#[test]
+fn a_switch_writes_everything_it_filled_regardless_of_the_chunk() {
+    let (before, after, pages) = switch_with_a_small_chunk(SwitchEviction::Whole);
+    assert!(pages > 100, "the switch swallowed {pages} pages");
+    let writes = after.writes - before.writes;
+    // 64-page ring: about one write per pass over it.
+    assert!(writes * 16 <= pages, "{writes} writes for {pages} pages");
+    assert!(
+        after.largest_write >= 32 * PAGE_SIZE,
+        "largest write {}",
+        after.largest_write
+    );
+}
+
+#[test]
+fn the_batch_chunk_bounds_each_eviction_write() {
+    // A chunked switch's evictions are bounded as every eviction.
+    let (before, after, pages) = switch_with_a_small_chunk(SwitchEviction::Chunked);
+    let writes = after.writes - before.writes;
     // At most the needed page plus two more per write, and never less than
     // that page: a third of the pages' worth of writes, give or take.
     assert!(
@@ -89,10 +119,10 @@ fn the_batch_chunk_bounds_each_eviction_write() {
     );
     assert!(writes * 2 <= pages, "{writes} writes for {pages} pages");
     // Bucket 3 and up: writes above 4 pages (32 KiB).
-    let sizes = &after.writer.write_sizes;
+    let sizes = &after.write_sizes;
     assert_eq!(
         sizes[3..].iter().sum::<u64>(),
-        before.writer.write_sizes[3..].iter().sum::<u64>(),
+        before.write_sizes[3..].iter().sum::<u64>(),
         "no eviction write above 4 pages: {sizes:?}"
     );
 }

@@ -13,12 +13,15 @@ fn config_round_trips_and_enums_are_their_names() {
         reservation: walden::ReservationKind::Unlinked,
         slot_choice: SlotChoice::Attempts(3),
         eviction: Eviction::Batch,
+        switch_eviction: walden::SwitchEviction::Chunked,
+        write_lock_handoff: false,
         sync_method: SyncMethod::OpenDatasync,
         insert_slots: MAX_INSERT_SLOTS,
         ..Config::default()
     };
     let json = serde_json::to_value(&config).unwrap();
     assert_eq!(json["format"], WalFormat::SelfLsn.to_string());
+    assert_eq!(json["switch_eviction"], "chunked");
     assert_eq!(json["slot_choice"], "attempts:3");
     assert_eq!(json["sync_method"], SyncMethod::OpenDatasync.to_string());
     let back: Config = serde_json::from_value(json).unwrap();
