@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use super::batch_recovery::OpenBatch;
 use super::{unix_time, Shared, Wal};
-use crate::buffer::{BufferRing, PageIdentity};
+use crate::buffer::PageIdentity;
 use crate::config::{Config, ConfigError};
 use crate::error::Error;
 use crate::format::message::{OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
@@ -299,9 +299,8 @@ impl Wal {
         tail: Tail,
         lock: Box<dyn StorageLock>,
     ) -> Result<Wal, Error> {
-        let pages = (config.buffers / PAGE_SIZE) as usize;
-        let ring = BufferRing::new(
-            pages,
+        let ring = InsertPath::ring(
+            &config,
             seg,
             PageIdentity {
                 timeline: control.timeline,
