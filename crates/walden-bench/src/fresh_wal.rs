@@ -12,7 +12,7 @@
 //! PostgreSQL does after each checkpoint); runs the workload again for
 //! the slice's time on those recycled segments (stopped at their end),
 //! which gives the rate the measured slice will write WAL at; then fills
-//! the log with [`STEADY_MARGIN`] times what the slice writes at that rate
+//! the log with twice what the slice writes at that rate
 //! and checkpoints again. Then it measures: the measured writes overwrite
 //! recycled segment files, cached and allocated, as in a log that has run
 //! for a while. The measured slice stops early, and says so
