@@ -291,10 +291,9 @@ impl BufferRing {
         }
     }
 
-    /// Zeroes the bytes from `at` to the end of its page: a record's
-    /// alignment padding, the rest of a switch record's page, or (from the
-    /// page start, header included) a page a switch record swallows, as
-    /// PostgreSQL 15 writes them.
+    /// Zeroes the bytes from `at` to the end of its page: the rest of a
+    /// switch record's page, or (from the page start, header included) a
+    /// page a switch record swallows, as PostgreSQL 15 writes them.
     ///
     /// # Safety
     /// The page is initialised and the bytes lie inside the caller's
