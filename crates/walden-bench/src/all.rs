@@ -14,6 +14,7 @@ use clap::Args;
 use crate::args::defaults;
 use crate::commit::suite::{self as commit, CommitArgs};
 use crate::error::{chain, BenchError};
+use crate::knobs::SegmentArgs;
 use crate::limits::suite::{self as limits, LimitsArgs};
 use crate::logical::suite::{self as logical, LogicalArgs};
 use crate::mix::suite::{self as mix, MixArgs};
@@ -48,6 +49,11 @@ pub struct AllArgs {
     /// commit, pg-workloads, mix, peers).
     #[arg(long, value_delimiter = ',')]
     pub skip: Vec<String>,
+    /// Run every suite that builds logs on files (insert, insert-batch,
+    /// switch, logical-1mb, commit, pg-workloads, mix) with direct I/O
+    /// (`--direct-io` of each).
+    #[arg(long)]
+    pub direct_io: bool,
 }
 
 /// The arguments of one suite of the run.
@@ -121,6 +127,23 @@ impl SuiteArgs {
                 set_dir(&mut a.run.dir);
             }
             SuiteArgs::Logical(a) => a.json = json,
+        }
+    }
+
+    /// The segment knobs of a suite that builds logs on files
+    /// (`--segment-prep`, `--segments-ahead`, `--direct-io`), `None` for
+    /// the others.
+    fn segments_mut(&mut self) -> Option<&mut SegmentArgs> {
+        match self {
+            SuiteArgs::Insert(a) => Some(&mut a.knobs.buffers.segments),
+            SuiteArgs::Switch(a) => Some(&mut a.segments),
+            SuiteArgs::Logical(a) => Some(&mut a.buffers.segments),
+            SuiteArgs::Commit(a) => Some(&mut a.knobs.insert_path.buffers.segments),
+            SuiteArgs::Mix(a) => Some(&mut a.knobs.buffers.segments),
+            SuiteArgs::Limits(_)
+            | SuiteArgs::Rwlock(_)
+            | SuiteArgs::Reserve(_)
+            | SuiteArgs::Peers(_) => None,
         }
     }
 
@@ -236,6 +259,11 @@ fn directed_plan(args: &AllArgs) -> Vec<Suite> {
     for suite in &mut plan {
         let json = args.results.join(format!("{}.json", suite.name));
         suite.args.direct(json, args.dir.as_deref());
+        if args.direct_io {
+            if let Some(segments) = suite.args.segments_mut() {
+                segments.direct_io = true;
+            }
+        }
     }
     plan
 }
@@ -316,6 +344,7 @@ mod tests {
                 results: PathBuf::from("/tmp/results"),
                 dir: Some(PathBuf::from("/tmp/logs")),
                 skip: vec!["peers".to_owned()],
+                direct_io: false,
             };
             let directed = directed_plan(&args);
             assert_eq!(directed.len(), names.len() - 1);
@@ -338,6 +367,31 @@ mod tests {
                     assert_eq!(dir, &logs, "{}", suite.name);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn direct_io_reaches_every_suite_that_builds_logs_on_files() {
+        for direct_io in [false, true] {
+            let args = AllArgs {
+                quick: true,
+                results: PathBuf::from("/tmp/results"),
+                dir: None,
+                skip: Vec::new(),
+                direct_io,
+            };
+            let mut with_segments = Vec::new();
+            for mut suite in directed_plan(&args) {
+                if let Some(segments) = suite.args.segments_mut() {
+                    assert_eq!(segments.direct_io, direct_io, "{}", suite.name);
+                    with_segments.push(suite.name);
+                }
+            }
+            // Every suite but those that build no log on files.
+            let no_files = ["limits", "rwlock", "reserve", "peers"];
+            let mut expected: Vec<_> = plan(true).iter().map(|s| s.name).collect();
+            expected.retain(|name| !no_files.contains(name));
+            assert_eq!(with_segments, expected);
         }
     }
 

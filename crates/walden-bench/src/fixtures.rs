@@ -35,5 +35,6 @@ pub fn figures(ops_per_sec: f64, wal_bytes_per_sec: f64) -> WalFigures {
         slice_min_ops_per_sec: ops_per_sec,
         slice_max_ops_per_sec: ops_per_sec,
         slices_cut_short: 0,
+        steady_segments_created: 0,
     }
 }

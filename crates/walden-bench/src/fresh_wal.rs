@@ -5,18 +5,22 @@
 //! suite's cases ([`run_cases`]).
 //!
 //! A *fresh* slice measures a new log: every segment it writes is a new
-//! file. A *steady* slice first warms up twice, each time running the same
-//! workload unmeasured (for half the slice's time, then for one and a
-//! half; the log filled to at least [`STEADY_MIN_SEGMENTS`] segments) and
-//! taking a checkpoint that recycles every segment before the insert
-//! position into a future name (as PostgreSQL does after each checkpoint):
-//! the second warm-up runs on recycled segments at the steady rate for
-//! longer than the slice, so the segments ready ahead are more than the
-//! measured slice writes. Then it measures: the measured writes overwrite
+//! file. A *steady* slice first warms up: it runs the same workload
+//! unmeasured for half the slice's time, fills the log to at least
+//! [`STEADY_MIN_SEGMENTS`] segments and takes a checkpoint that recycles
+//! every segment before the insert position into a future name (as
+//! PostgreSQL does after each checkpoint); runs the workload again for
+//! the slice's time on those recycled segments (stopped at their end),
+//! which gives the rate the measured slice will write WAL at; then fills
+//! the log with twice what the slice writes at that rate
+//! and checkpoints again. Then it measures: the measured writes overwrite
 //! recycled segment files, cached and allocated, as in a log that has run
 //! for a while. The measured slice stops early, and says so
-//! ([`WalFigures::slices_cut_short`]), when it reaches the end of the
-//! recycled segments, so that no steady figure includes a new file.
+//! ([`WalFigures::slices_cut_short`]), when it comes within the
+//! preallocator's look-ahead (`Config::segments_ahead`) of the end of the
+//! recycled segments, so that no steady figure includes a new file; a
+//! segment created during it all the same is counted
+//! ([`WalFigures::steady_segments_created`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,8 +42,11 @@ pub const STEADY_MIN_SEGMENTS: u64 = 2;
 /// WAL bytes per second no slice writes: what bounds the segments a
 /// steady slice's checkpoints keep for recycling.
 const WAL_BANDWIDTH_CEILING: f64 = 16e9;
+/// How many times the WAL a steady slice's warm-up measured it to write
+/// the slice keeps recycled segments for.
+const STEADY_MARGIN: f64 = 2.0;
 /// Payload of the records that fill a warm-up up to
-/// [`STEADY_MIN_SEGMENTS`].
+/// [`STEADY_MIN_SEGMENTS`] and to the segments the measured slice needs.
 const FILL_PAYLOAD: usize = 64 << 10;
 
 /// Why a Walden benchmark slice failed.
@@ -110,6 +117,7 @@ impl FreshWal {
         if let Some(dir) = self.dir {
             remove_slice_dir(dir)?;
         }
+        let created = |s: &Stats| s.segments_created_on_write + s.segments_prepared_ahead;
         Ok(WalSlice {
             slice_rates: vec![measured.per_sec()],
             measured,
@@ -117,7 +125,9 @@ impl FreshWal {
             wal_bytes,
             syncs: stats.writer.syncs - self.stats.writer.syncs,
             writes: stats.writer.writes - self.stats.writer.writes,
+            segments_created: created(&stats) - created(&self.stats),
             cut_short: 0,
+            steady_segments_created: 0,
         })
     }
 }
@@ -141,45 +151,86 @@ pub fn measure_slice(
         let measured = work(&fresh.wal, duration, None)?;
         return fresh.finish(measured);
     }
-    // Two warm-ups: the first makes segments to recycle, the second runs
-    // on them at the steady rate for half as long again as the slice (the
-    // margin). Keep every segment they can write, so that no checkpoint
+    // Keep every segment the warm-up writes (at most its runs at the
+    // ceiling rate and the fill sized from them), so that no checkpoint
     // removes one.
-    let warm_ups = [duration / 2, duration * 3 / 2];
-    let warm_seconds: f64 = warm_ups.iter().map(Duration::as_secs_f64).sum();
+    let warm_seconds = duration.as_secs_f64() * (1.5 + STEADY_MARGIN);
     let most = (warm_seconds * WAL_BANDWIDTH_CEILING / config.segment_size as f64).ceil();
     let config = Config {
         recycle_segments: config.recycle_segments.max(most as usize),
         ..config
     };
     let segment = config.segment_size;
+    let ahead = config.segments_ahead as u64;
     let warm = FreshWal::create_on(parent, config, setup.storage)?;
-    let filler = Record::new(RM_MIN_CUSTOM_ID, 0, vec![0; FILL_PAYLOAD]);
-    // Where the recycled segments ahead of the insert position end: each
-    // checkpoint renames its obsolete segments to the first names missing
-    // after the insert position's segment (after those still ahead).
-    // Counted from the insert position, not its segment's start, it errs
-    // short by less than a segment.
-    let mut end = 0;
-    for &warm_up in &warm_ups {
-        work(&warm.wal, warm_up, None)?;
-        while warm.wal.insert_position().as_u64() - warm.position < STEADY_MIN_SEGMENTS * segment {
+    // First warm-up: makes segments to recycle.
+    work(&warm.wal, duration / 2, None)?;
+    let mut recycling = Recycling::new(&warm);
+    recycling.fill_and_checkpoint(&warm, STEADY_MIN_SEGMENTS * segment)?;
+    // Second warm-up: runs on them, stopped at their end, for the rate the
+    // measured slice will write at.
+    let from = warm.wal.insert_position().as_u64();
+    let end = recycling.end;
+    let wal = &warm.wal;
+    let past = move || wal.insert_position().as_u64() >= end;
+    let run = work(wal, duration, Some(&past))?;
+    let rate = (wal.insert_position().as_u64() - from) as f64 / run.seconds.max(1e-3);
+    // Then enough recycled segments for the measured slice at that rate,
+    // with a margin, beyond the ones the preallocator looks ahead to.
+    let needed = (rate * duration.as_secs_f64() * STEADY_MARGIN) as u64;
+    recycling.fill_and_checkpoint(&warm, needed + (ahead + 2) * segment)?;
+    let FreshWal { wal, dir, .. } = warm;
+    let steady = FreshWal::starting_now(wal, dir);
+    let wal = &steady.wal;
+    // Stop before the preallocator, looking `ahead` segments past the
+    // writer's, would have to create one.
+    let stop_at = recycling.end.saturating_sub(ahead * segment);
+    let past_recycled = move || wal.insert_position().as_u64() >= stop_at;
+    let measured = work(wal, duration, Some(&past_recycled))?;
+    let cut_short = u32::from(past_recycled());
+    let mut slice = steady.finish(measured)?;
+    slice.cut_short = cut_short;
+    slice.steady_segments_created = slice.segments_created;
+    Ok(slice)
+}
+
+/// Where a steady slice's warm-up stands: the end of the recycled
+/// segments ahead of the insert position, and where its last checkpoint
+/// was taken.
+struct Recycling {
+    /// The end of the recycled segments, as a usable position: each
+    /// checkpoint renames its obsolete segments to the first names missing
+    /// after the insert position's segment (after those still ahead).
+    /// Counted from the insert position, not its segment's start, it errs
+    /// short by less than a segment.
+    end: u64,
+    /// The insert position at the last checkpoint.
+    checkpointed_at: u64,
+}
+
+impl Recycling {
+    fn new(warm: &FreshWal) -> Recycling {
+        Recycling {
+            end: 0,
+            checkpointed_at: warm.position,
+        }
+    }
+
+    /// Fills the log with filler records until `bytes` have been written
+    /// since the last checkpoint, then checkpoints, recycling them.
+    fn fill_and_checkpoint(&mut self, warm: &FreshWal, bytes: u64) -> Result<(), walden::Error> {
+        let filler = Record::new(RM_MIN_CUSTOM_ID, 0, vec![0; FILL_PAYLOAD]);
+        while warm.wal.insert_position().as_u64() - self.checkpointed_at < bytes {
             warm.wal.insert(&filler)?;
         }
         let before = warm.wal.stats().segments_recycled;
         warm.wal.checkpoint()?;
         let recycled = warm.wal.stats().segments_recycled - before;
-        end = end.max(warm.wal.insert_position().as_u64()) + recycled * segment;
+        let position = warm.wal.insert_position().as_u64();
+        self.end = self.end.max(position) + recycled * warm.wal.config().segment_size;
+        self.checkpointed_at = position;
+        Ok(())
     }
-    let FreshWal { wal, dir, .. } = warm;
-    let steady = FreshWal::starting_now(wal, dir);
-    let wal = &steady.wal;
-    let past_recycled = move || wal.insert_position().as_u64() >= end;
-    let measured = work(wal, duration, Some(&past_recycled))?;
-    let cut_short = u32::from(past_recycled());
-    let mut slice = steady.finish(measured)?;
-    slice.cut_short = cut_short;
-    Ok(slice)
 }
 
 /// One slice through [`measure_slice`] of `threads` threads for a log
@@ -221,8 +272,14 @@ pub struct WalSlice {
     pub syncs: u64,
     /// `write` calls.
     pub writes: u64,
+    /// Segment files created (by the writer or the preallocator).
+    pub segments_created: u64,
     /// Steady slices stopped early at the end of the recycled segments.
     pub cut_short: u32,
+    /// Segment files created during steady slices: each one is a fall back
+    /// to preparing a new file (zero-filling it, by default), which a
+    /// steady figure should not include.
+    pub steady_segments_created: u64,
 }
 
 impl Merge for WalSlice {
@@ -233,7 +290,9 @@ impl Merge for WalSlice {
         self.wal_bytes += other.wal_bytes;
         self.syncs += other.syncs;
         self.writes += other.writes;
+        self.segments_created += other.segments_created;
         self.cut_short += other.cut_short;
+        self.steady_segments_created += other.steady_segments_created;
     }
 }
 
@@ -268,6 +327,10 @@ pub struct WalFigures {
     /// segments (their rate is of the time they ran).
     #[serde(default)]
     pub slices_cut_short: u32,
+    /// Segment files created during steady slices (none when the warm-up
+    /// left enough recycled segments).
+    #[serde(default)]
+    pub steady_segments_created: u64,
 }
 
 impl From<&WalSlice> for WalFigures {
@@ -299,22 +362,24 @@ impl From<&WalSlice> for WalFigures {
             p50_ns: s.measured.latency.percentile(50),
             p99_ns: s.measured.latency.percentile(99),
             slices_cut_short: s.cut_short,
+            steady_segments_created: s.steady_segments_created,
         }
     }
 }
 
 impl WalFigures {
     /// `setup`'s label for a table, with `*` when a steady slice stopped
-    /// early ([`CUT_SHORT_NOTE`]).
+    /// early or created a segment ([`CUT_SHORT_NOTE`]).
     pub fn setup_label(&self, setup: &LogSetup) -> String {
-        let mark = if self.slices_cut_short > 0 { "*" } else { "" };
+        let short = self.slices_cut_short > 0 || self.steady_segments_created > 0;
+        let mark = if short { "*" } else { "" };
         format!("{}{mark}", setup.label())
     }
 }
 
 /// The footnote of a table whose rows [`WalFigures::setup_label`] marked.
-pub const CUT_SHORT_NOTE: &str =
-    "* a steady slice ran out of recycled segments and stopped early (its rate is of the time it ran)";
+pub const CUT_SHORT_NOTE: &str = "* a steady slice ran out of recycled segments: it stopped early \
+     (its rate is of the time it ran) or created new segment files";
 
 /// A case, how its logs were set up, and the figures its slices add up to.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -471,7 +536,7 @@ mod tests {
     #[test]
     fn figures_keep_the_spread_of_the_slices() {
         let mut total = WalSlice::default();
-        for (ops, cut) in [(10, 0), (30, 1)] {
+        for (ops, cut, created) in [(10, 0, 2), (30, 1, 0)] {
             total.merge(&WalSlice {
                 measured: Measured {
                     ops,
@@ -480,6 +545,7 @@ mod tests {
                 },
                 slice_rates: vec![ops as f64],
                 cut_short: cut,
+                steady_segments_created: created,
                 ..WalSlice::default()
             });
         }
@@ -489,5 +555,18 @@ mod tests {
             (10.0, 30.0)
         );
         assert_eq!((f.ops_per_sec, f.slices_cut_short), (20.0, 1));
+        assert_eq!(f.steady_segments_created, 2);
+        let steady = LogSetup::files(SegmentState::Steady);
+        assert!(f.setup_label(&steady).ends_with('*'));
+        let created_only = WalFigures {
+            slices_cut_short: 0,
+            ..f.clone()
+        };
+        assert!(created_only.setup_label(&steady).ends_with('*'));
+        let neither = WalFigures {
+            steady_segments_created: 0,
+            ..created_only
+        };
+        assert!(!neither.setup_label(&steady).ends_with('*'));
     }
 }

@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -238,7 +238,7 @@ pub fn measure(probe: Probe, dir: &Path, duration: Duration) -> Result<LimitResu
             Ok(result(probe, &m, Some(BLOCK)))
         }
         Probe::LineTransfer => {
-            let ns = line_transfer_ns();
+            let ns = line_transfer_ns(duration);
             Ok(LimitResult {
                 probe,
                 ops_per_sec: 1e9 / ns,
@@ -330,35 +330,74 @@ fn bandwidth(probe: Probe, threads: usize, duration: Duration) -> Measured {
 /// threads hand a counter back and forth; each handoff is one transfer.
 /// The fastest of several batches counts: on a shared 2-vCPU host a batch
 /// during which one thread was descheduled measures the scheduler, not the
-/// line.
-fn line_transfer_ns() -> f64 {
-    (0..PING_PONG_BATCHES)
-        .map(|_| ping_pong_ns(PING_PONGS / PING_PONG_BATCHES))
-        .fold(f64::INFINITY, f64::min)
+/// line. The probe stops once `budget` has passed (the batch under way
+/// too), and a thread whose partner is off its CPU yields rather than spin
+/// out its time slice, so that such a host does not spend seconds on it:
+/// in profiles of `walden bench insert --batch 64` on this project's
+/// 2-vCPU machine, this probe (run for the projection, outside the
+/// measured slices) was the spin loop that took a third of the samples
+/// (and 97 % at a load average of 15).
+fn line_transfer_ns(budget: Duration) -> f64 {
+    let deadline = Instant::now() + budget;
+    let mut fastest = f64::INFINITY;
+    for batch in 0..PING_PONG_BATCHES {
+        if batch > 0 && Instant::now() >= deadline {
+            break;
+        }
+        fastest = fastest.min(ping_pong_ns(PING_PONGS / PING_PONG_BATCHES, deadline));
+    }
+    fastest
 }
 
-/// Mean time of one handoff over `round_trips` round trips.
-fn ping_pong_ns(round_trips: u64) -> f64 {
+/// Spins on the handoff counter before yielding the CPU: far more than a
+/// transfer takes, so a yield only happens while the other thread is off
+/// its CPU (and lets it back on, rather than spinning out a time slice).
+const SPINS_BEFORE_YIELD: u32 = 1 << 12;
+/// Handoffs between two looks at the clock.
+const HANDOFFS_PER_CLOCK: u64 = 1 << 10;
+
+/// Mean time of one handoff over `round_trips` round trips, or over those
+/// done by `deadline` if that comes first.
+fn ping_pong_ns(round_trips: u64, deadline: Instant) -> f64 {
     let turn = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
     let started = Instant::now();
     std::thread::scope(|s| {
         for parity in [0, 1] {
-            let turn = &turn;
+            let (turn, stop) = (&turn, &stop);
             s.spawn(move || {
                 let mut next = parity;
                 while next < 2 * round_trips {
                     // Acquire/Release: the handoff orders nothing but itself;
                     // any ordering makes the line move, these match a lock's.
+                    let mut spins = 0u32;
                     while turn.load(Ordering::Acquire) != next {
-                        std::hint::spin_loop();
+                        spins += 1;
+                        if !spins.is_multiple_of(SPINS_BEFORE_YIELD) {
+                            std::hint::spin_loop();
+                            continue;
+                        }
+                        // Relaxed: a flag that orders nothing; the other
+                        // thread has stopped handing over.
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        std::thread::yield_now();
                     }
                     turn.store(next + 1, Ordering::Release);
                     next += 2;
+                    if next % HANDOFFS_PER_CLOCK < 2 && Instant::now() >= deadline {
+                        // Relaxed: as above.
+                        stop.store(true, Ordering::Relaxed);
+                        return;
+                    }
                 }
             });
         }
     });
-    started.elapsed().as_nanos() as f64 / (2 * round_trips) as f64
+    // Relaxed: both threads are joined.
+    let handoffs = turn.load(Ordering::Relaxed).max(1);
+    started.elapsed().as_nanos() as f64 / handoffs as f64
 }
 
 /// A file-write probe's measurement, or why it could not run.

@@ -10,7 +10,7 @@ use crate::error::BenchError;
 use crate::switch::{self, StorageKind, SwitchResult};
 use walden::{Config, Eviction, SwitchEviction};
 
-use crate::knobs::{check, config_json, configure, LayoutArgs, PageInitArg, SlotArgs};
+use crate::knobs::{check, config_json, configure, LayoutArgs, PageInitArg, SegmentArgs, SlotArgs};
 use crate::run_output::progress;
 use crate::run_output::{finish, open_json};
 use crate::units::parse_size_arg;
@@ -61,6 +61,9 @@ pub struct SwitchArgs {
     /// Page-initialisation design.
     #[command(flatten)]
     pub page_init: PageInitArg,
+    /// `--segment-prep`, `--segments-ahead`, `--direct-io`.
+    #[command(flatten)]
+    pub segments: SegmentArgs,
     /// Directory for the logs (each case creates and removes its own).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -124,7 +127,7 @@ pub fn run(args: &SwitchArgs) -> Result<(), BenchError> {
     );
     let config = configure(
         Config::default(),
-        &[&args.layout, &args.slots, &args.page_init],
+        &[&args.layout, &args.slots, &args.page_init, &args.segments],
     );
     check(cases.iter().map(|c| c.config(&config)))?;
     let progress = progress(cases.len())?;

@@ -21,9 +21,10 @@ pub enum Eviction {
     OnePage,
     /// Write every finished page past it too, up to
     /// [`crate::Config::eviction_chunk`] bytes beyond the page that must be
-    /// freed, stopping early where that keeps the write one contiguous run
-    /// (the ring's wrap point or the segment's end), so that the slots after
-    /// it need no eviction of their own (seed 002's proposed fix).
+    /// freed, stopping early at the segment's end, so that the slots after
+    /// it need no eviction of their own (seed 002's proposed fix). The
+    /// ring's wrap point does not stop it: the writer writes across it in
+    /// one vectored write.
     Batch,
 }
 
@@ -45,7 +46,7 @@ impl Eviction {
     /// - `finished`: a point `>= need` below which every insertion has
     ///   finished (what waiting for insertions up to `need` returned);
     /// - `run_end`: where a write starting at the writer's position must
-    ///   split anyway (the ring's wrap point, or the end of its segment);
+    ///   split anyway (the end of its segment);
     /// - `chunk`: most bytes to write beyond `need` ([`Eviction::Batch`]).
     ///
     /// The result is never above `finished` and, when `finished >= need`,
@@ -144,9 +145,9 @@ mod tests {
 
     #[test]
     fn batch_stops_at_the_split_point_when_that_frees_the_page() {
-        // The ring wraps at page 16: the batch ends there, one run.
+        // The segment ends at page 16: the batch ends there, one run.
         assert_eq!(target(Eviction::Batch, 10, 25, 16 * P, 1 << 20), 16);
-        // A wrap before the needed page's end cannot be honoured.
+        // A split before the needed page's end cannot be honoured.
         assert_eq!(target(Eviction::Batch, 10, 25, 9 * P + 8, 1 << 20), 25);
     }
 

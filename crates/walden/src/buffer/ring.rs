@@ -7,16 +7,29 @@
 //! into a page only after seeing `page_end` equal that page's end.
 //!
 //! Ownership of the bytes, which the `unsafe` blocks rely on:
-//! - a page is initialised (zeroed, header written) by exactly one thread,
-//!   while no one else can reach the slot: its previous page was written out
-//!   and no reservation maps to the new page's bytes until `page_end` is
-//!   published (Release, read with Acquire);
+//! - a page is initialised (header written, the rest zeroed only by a ring
+//!   [`BufferRing::zeroing_whole_pages`]) by exactly one thread, while no
+//!   one else can reach the slot: its previous page was written out and no
+//!   reservation maps to the new page's bytes until `page_end` is published
+//!   (Release, read with Acquire);
 //! - each inserter writes only the bytes of its own reservation, plus the
 //!   contrecord fields of the header of each page its record continues onto
 //!   (no other record covers that page's start);
 //! - the writer reads only ranges below the point where every insertion has
 //!   finished, and a slot is not re-initialised before the writer has
 //!   written its page.
+//!
+//! What a page holds past its header before the inserters copy: by default
+//! the bytes of the page its slot held before. Every byte the writer writes
+//! is covered by a header or a reservation, and each reservation is filled
+//! whole, its record's alignment padding with zeros (PostgreSQL 15 zeroes
+//! the whole page instead, `AdvanceXLInsertBuffer`'s `MemSet`, and leaves
+//! the padding as the zeros found there), so the log written is the same
+//! byte for byte, without an 8 KiB `memset` per page that the copy then
+//! overwrites (docs/buffers.md, "No page zeroed twice"). A design that
+//! reads the ring before the reservation's owner writes it (the prev-link
+//! in the buffer waits for a nonzero field) needs the pages zeroed:
+//! [`BufferRing::zeroing_whole_pages`].
 
 use std::ptr::NonNull;
 
@@ -56,6 +69,8 @@ pub struct BufferRing {
     page_end: Box<[AtomicU64]>,
     seg: SegmentSize,
     id: PageIdentity,
+    /// Whether `init_page` zeroes the whole page, not only its header.
+    zero_whole_pages: bool,
     /// The page memory as loom sees it (nothing outside loom).
     tracker: PageTracker,
 }
@@ -90,8 +105,26 @@ impl BufferRing {
             page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
             seg,
             id,
+            zero_whole_pages: false,
             tracker: PageTracker::new(pages),
         }
+    }
+
+    /// The same ring, whose [`BufferRing::init_page`] zeroes the whole page
+    /// before writing its header, for a design that reads bytes of a
+    /// reservation before its owner has written them (the prev-link in the
+    /// buffer: a zero field is one not written yet).
+    pub fn zeroing_whole_pages(mut self) -> Self {
+        self.zero_whole_pages = true;
+        self
+    }
+
+    /// Fills every page with `byte`, so that a test sees any byte written
+    /// out that no header or reservation covered.
+    #[cfg(test)]
+    pub fn scribble(&mut self, byte: u8) {
+        // SAFETY: in bounds; `&mut self`: the ring is not shared.
+        unsafe { std::ptr::write_bytes(self.base.as_ptr(), byte, self.pages * PAGE_SIZE as usize) };
     }
 
     /// Number of pages in the ring.
@@ -134,9 +167,11 @@ impl BufferRing {
         Lsn(self.page_end[self.slot(page_start)].load(Ordering::Acquire))
     }
 
-    /// Initialises the slot for the page at `page_start`: zeroes it, writes
-    /// its page header (long on a segment's first page), with `extra_flags`
-    /// added to `xlp_info`, and publishes it.
+    /// Initialises the slot for the page at `page_start`: writes its page
+    /// header (long on a segment's first page), with `extra_flags` added to
+    /// `xlp_info`, and publishes it. The rest of the page keeps what the
+    /// slot held, unless the ring is [`BufferRing::zeroing_whole_pages`]:
+    /// the inserters write every byte of it that is ever written out.
     ///
     /// # Safety
     /// The caller has exclusive ownership of the slot: the page it held was
@@ -166,10 +201,12 @@ impl BufferRing {
         // SAFETY: exclusive ownership per the contract; the page is in bounds.
         let page =
             unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
-        page.fill(0);
+        if self.zero_whole_pages {
+            page.fill(0);
+        }
         header.encode(page);
         self.id.format.stamp_page_header(page, page_start, self.seg);
-        // Release: publishes the zeroed page and header to inserters.
+        // Release: publishes the header (and zeroed page) to inserters.
         self.page_end[slot].store(
             page_start.0 + PAGE_SIZE,
             mutant::order(Mutant::RingPublishRelaxed, Ordering::Release),
@@ -254,22 +291,27 @@ impl BufferRing {
         }
     }
 
-    /// Zeroes the short header of the page at `page_start`, leaving the
-    /// page all zeros (the pages a switch record swallows, as PostgreSQL 15
-    /// writes them).
+    /// Zeroes the bytes from `at` to the end of its page: the rest of a
+    /// switch record's page, or (from the page start, header included) a
+    /// page a switch record swallows, as PostgreSQL 15 writes them.
     ///
     /// # Safety
-    /// The page is initialised and lies inside the caller's reservation.
-    pub unsafe fn zero_header(&self, page_start: Lsn) {
-        self.tracker.shared(self.slot(page_start));
-        // SAFETY: an initialised page owned by the caller.
-        unsafe {
-            std::ptr::write_bytes(
-                self.ptr(page_start),
-                0,
-                self.seg.page_header_size(page_start) as usize,
-            )
-        };
+    /// The page is initialised and the bytes lie inside the caller's
+    /// reservation (or, from a page start, the header of a page inside it).
+    pub unsafe fn zero_to_page_end(&self, at: Lsn) {
+        // SAFETY: the caller's contract; the range ends at the page's end.
+        unsafe { self.zero(at, (PAGE_SIZE - at.page_offset()) as usize) };
+    }
+
+    /// Zeroes `len` bytes from `at`, within one page.
+    ///
+    /// # Safety
+    /// As for [`BufferRing::copy_in`].
+    pub unsafe fn zero(&self, at: Lsn, len: usize) {
+        debug_assert!(at.page_offset() as usize + len <= PAGE_SIZE as usize);
+        self.tracker.shared(self.slot(at.page_start()));
+        // SAFETY: in bounds (one page) and owned by the caller per the contract.
+        unsafe { std::ptr::write_bytes(self.ptr(at), 0, len) };
     }
 
     /// The bytes `[from, to)`, for writing out. The range must not wrap

@@ -20,7 +20,7 @@ mod tests;
 pub use batch::BatchSpans;
 use std::time::Duration;
 
-use crate::buffer::{BufferRing, Eviction, PageInit};
+use crate::buffer::{BufferRing, Eviction, PageIdentity, PageInit};
 use crate::config::{Config, ReservationKind, SlotChoice};
 use crate::error::Error;
 use crate::format::crc;
@@ -173,6 +173,19 @@ impl InsertPath {
             supply,
             evictions: AtomicU64::new(0),
             stuck_wait: config.stuck_wait_timeout,
+        }
+    }
+
+    /// The buffer ring of a log configured by `config` (validated), whose
+    /// pages carry `id`: [`Config::buffers`] of pages, zeroed whole at
+    /// initialisation only for the prev-link in the buffer, which waits
+    /// for a zero field to be written (`BufferRing::init_page`).
+    pub(crate) fn ring(config: &Config, seg: SegmentSize, id: PageIdentity) -> BufferRing {
+        let ring = BufferRing::new((config.buffers / PAGE_SIZE) as usize, seg, id);
+        if config.reservation == ReservationKind::PrevLinkInBuffer {
+            ring.zeroing_whole_pages()
+        } else {
+            ring
         }
     }
 
@@ -414,17 +427,23 @@ impl InsertPath {
         let sealed = &mut sealed[..header_size];
         format.seal_header(&header, start, self.seg, crc::body_crc(&[]), sealed);
         self.copy_record(sealed, &[], r.start, &all)?;
-        // The rest of the segment belongs to the switch record: every page
-        // after the record's last one goes out all zeros, header included,
-        // as PostgreSQL 15 writes it.
+        // The rest of the segment belongs to the switch record: the rest of
+        // its page and every page after it go out all zeros, headers
+        // included, as PostgreSQL 15 writes them. The ring does not zero
+        // pages (`BufferRing::init_page`), so this does.
         let record_end = self.seg.pos_to_end_lsn(r.start + header_size as u64);
         let seg_end = self.seg.pos_to_end_lsn(r.end);
+        if record_end.page_offset() != 0 {
+            // SAFETY: the record's page is initialised (copy_record mapped
+            // it) and the rest of it is inside our reservation.
+            unsafe { self.ring.zero_to_page_end(record_end) };
+        }
         let mut page = Lsn(record_end.0.next_multiple_of(PAGE_SIZE));
         while page < seg_end {
             self.map_page_evicting(page, page, &all, self.switch_chunk)?;
             // SAFETY: the page is initialised (map_page) and inside our
             // reservation, which holds every slot.
-            unsafe { self.ring.zero_header(page) };
+            unsafe { self.ring.zero_to_page_end(page) };
             page = Lsn(page.0 + PAGE_SIZE);
         }
         if self.reserver.kind() == ReservationKind::PrevLinkInBuffer {
@@ -442,7 +461,8 @@ impl InsertPath {
     /// Copies a record, its sealed `header` then its `body` parts in
     /// order, into the ring at usable position `start`, each byte once,
     /// across pages and segments, marking each page it continues onto with
-    /// the record bytes still to come (`xlp_rem_len`).
+    /// the record bytes still to come (`xlp_rem_len`), and zeroes its
+    /// alignment padding: every byte of its reservation is written.
     fn copy_record(
         &self,
         header: &[u8],
@@ -474,6 +494,13 @@ impl InsertPath {
                 room -= n;
                 remaining -= n;
             }
+        }
+        // The alignment padding is part of the reservation: zeros, as
+        // PostgreSQL leaves it. Never past the page's end, which is aligned.
+        let pad = (maxalign(at.0) - at.0) as usize;
+        if pad > 0 {
+            // SAFETY: the page is initialised and the padding is ours.
+            unsafe { self.ring.zero(at, pad) };
         }
         Ok(())
     }
@@ -532,10 +559,13 @@ impl InsertPath {
         let finished = self
             .slots
             .wait_for_inserts(occupant_end, self.reserved_end());
+        // One write may cross the ring's wrap (a vectored write in two
+        // parts), not the segment's end (a second write and a sync).
         let written = self.writer.written();
         let segment_end = self.seg.segment_start(self.seg.segno(written) + 1);
-        let run_end = self.ring.contiguous_end(written).min(segment_end);
-        let target = self.eviction.target(occupant_end, finished, run_end, chunk);
+        let target = self
+            .eviction
+            .target(occupant_end, finished, segment_end, chunk);
         self.writer
             .write(&self.ring, &self.supply, target, Caller::Eviction, || {
                 target

@@ -27,16 +27,25 @@ const RMID: u8 = 140;
 /// An insert path over a fresh log in `dir`, starting at segment 1, with
 /// a fixed system identifier so that two logs can be compared bytewise.
 fn insert_path(dir: &Path, config: &Config) -> InsertPath {
+    insert_path_over(dir, config, |ring| ring)
+}
+
+/// [`insert_path`] over the log's ring as `ring` changes it.
+fn insert_path_over(
+    dir: &Path,
+    config: &Config,
+    ring: impl FnOnce(BufferRing) -> BufferRing,
+) -> InsertPath {
     let seg = config.segment().expect("valid segment size");
-    let ring = BufferRing::new(
-        (config.buffers / PAGE_SIZE) as usize,
+    let ring = ring(InsertPath::ring(
+        config,
         seg,
         PageIdentity {
             timeline: 1,
             system_id: 0x5741_4C44_454E,
             format: config.format,
         },
-    );
+    ));
     let files = SegmentFiles::new(Arc::new(FsStorage), dir, seg, 1);
     let start = seg.segment_start(1);
     InsertPath::new(
@@ -117,9 +126,10 @@ fn steps(seg_bytes: usize) -> Vec<Step> {
 fn run(
     dir: &Path,
     config: &Config,
+    ring: fn(BufferRing) -> BufferRing,
     insert: fn(&InsertPath, &Record) -> Result<RecordSpan, Error>,
 ) -> (Vec<Option<RecordSpan>>, Vec<Record<'static>>) {
-    let path = insert_path(dir, config);
+    let path = insert_path_over(dir, config, ring);
     let seg = path.seg;
     let mut spans = Vec::new();
     let mut records = Vec::new();
@@ -160,65 +170,114 @@ fn segments(dir: &Path, seg: SegmentSize, end: Lsn) -> Vec<Vec<u8>> {
         .collect()
 }
 
-#[test]
-fn parts_write_the_same_log_as_the_contiguous_encoding() {
-    let mut pairs = 0;
+/// Asserts that the segment files up to the one holding `end` are the
+/// same in `ours` and `reference`, naming the first byte that differs.
+fn assert_same_segments(what: &str, ours: &Path, reference: &Path, seg: SegmentSize, end: Lsn) {
+    let ours = segments(ours, seg, end);
+    let reference = segments(reference, seg, end);
+    assert_eq!(ours.len(), reference.len(), "{what}: segments");
+    for (n, (a, b)) in ours.iter().zip(&reference).enumerate() {
+        if let Some(at) = a.iter().zip(b).position(|(x, y)| x != y) {
+            panic!("{what}: segment {} differs at byte {at:#x}", n + 1);
+        }
+        assert_eq!(a.len(), b.len(), "{what}: segment {} length", n + 1);
+    }
+}
+
+/// Every format with every reservation design that serves it, over 1 MiB
+/// segments and a ring smaller than a record (pages are evicted mid-copy).
+fn design_configs() -> Vec<Config> {
+    let mut configs = Vec::new();
     for format in WalFormat::ALL {
         for reservation in ReservationKind::ALL {
             let config = Config {
                 format,
                 reservation,
                 segment_size: 1 << 20,
-                // Smaller than a record: pages are evicted mid-copy.
                 buffers: 256 << 10,
                 ..Config::default()
             };
-            if config.validate().is_err() {
-                continue;
+            if config.validate().is_ok() {
+                configs.push(config);
             }
-            pairs += 1;
-            let seg = config.segment().expect("valid segment size");
-            let (parts_dir, whole_dir) =
-                (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-            let (spans, records) = run(parts_dir.path(), &config, InsertPath::insert);
-            let (whole_spans, _) = run(whole_dir.path(), &config, InsertPath::insert_contiguous);
-            let what = format!("{format} with {reservation}");
-            assert_eq!(spans, whole_spans, "{what}: spans");
-            let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
-            let ours = segments(parts_dir.path(), seg, end);
-            let reference = segments(whole_dir.path(), seg, end);
-            assert_eq!(ours.len(), reference.len(), "{what}: segments");
-            for (n, (a, b)) in ours.iter().zip(&reference).enumerate() {
-                if let Some(at) = a.iter().zip(b).position(|(x, y)| x != y) {
-                    panic!("{what}: segment {} differs at byte {at:#x}", n + 1);
-                }
-                assert_eq!(a.len(), b.len(), "{what}: segment {} length", n + 1);
-            }
-
-            // And the log reads back: CRCs, prev-links, continuation
-            // lengths, the data.
-            let options = ReaderOptions {
-                end: Some(end),
-                ..ReaderOptions::default()
-            };
-            let mut reader = WalReader::open(parts_dir.path(), options)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            let mut read = Vec::new();
-            while let Some(r) = reader
-                .next_record()
-                .unwrap_or_else(|e| panic!("{what}: {e}"))
-            {
-                if r.header.rmid == RMID {
-                    let body = r.decode_body().expect("body");
-                    let rec = Record::new(r.header.rmid, r.header.info, body.main_data);
-                    read.push(rec.with_xid(r.header.xid));
-                }
-            }
-            assert_eq!(read.len(), records.len(), "{what}: records read back");
-            assert!(read == records, "{what}: records read back differ");
         }
     }
-    assert_eq!(pairs, 5, "every design with every format it serves");
+    assert_eq!(configs.len(), 5, "every design with every format it serves");
+    configs
+}
+
+/// The ring as a log has it, every byte scribbled over first.
+fn scribbled(mut ring: BufferRing) -> BufferRing {
+    ring.scribble(0xA5);
+    ring
+}
+
+/// Pages are not zeroed at initialisation (but for the prev-link in the
+/// buffer, which needs it): the log written from a ring whose every byte
+/// was scribbled over first is byte-identical to the one written from a
+/// ring that zeroes each page whole (what PostgreSQL does), in every
+/// format and design, switches (the zeroed rest of a segment) and records
+/// of every alignment included. So no byte written out is one that no
+/// header or reservation covered.
+#[test]
+fn an_unzeroed_ring_writes_the_same_log_as_a_zeroing_one() {
+    for config in design_configs() {
+        let what = format!("{} with {}", config.format, config.reservation);
+        let seg = config.segment().expect("valid segment size");
+        let (ours, reference) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (spans, _) = run(ours.path(), &config, scribbled, InsertPath::insert);
+        let (zeroed_spans, _) = run(
+            reference.path(),
+            &config,
+            BufferRing::zeroing_whole_pages,
+            InsertPath::insert,
+        );
+        assert_eq!(spans, zeroed_spans, "{what}: spans");
+        let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
+        assert_same_segments(&what, ours.path(), reference.path(), seg, end);
+    }
+}
+
+#[test]
+fn parts_write_the_same_log_as_the_contiguous_encoding() {
+    for config in design_configs() {
+        let seg = config.segment().expect("valid segment size");
+        let (parts_dir, whole_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let keep = |ring| ring;
+        let (spans, records) = run(parts_dir.path(), &config, keep, InsertPath::insert);
+        let (whole_spans, _) = run(
+            whole_dir.path(),
+            &config,
+            keep,
+            InsertPath::insert_contiguous,
+        );
+        let what = format!("{} with {}", config.format, config.reservation);
+        assert_eq!(spans, whole_spans, "{what}: spans");
+        let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
+        assert_same_segments(&what, parts_dir.path(), whole_dir.path(), seg, end);
+
+        // And the log reads back: CRCs, prev-links, continuation
+        // lengths, the data.
+        let options = ReaderOptions {
+            end: Some(end),
+            ..ReaderOptions::default()
+        };
+        let mut reader =
+            WalReader::open(parts_dir.path(), options).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut read = Vec::new();
+        while let Some(r) = reader
+            .next_record()
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+        {
+            if r.header.rmid == RMID {
+                let body = r.decode_body().expect("body");
+                let rec = Record::new(r.header.rmid, r.header.info, body.main_data);
+                read.push(rec.with_xid(r.header.xid));
+            }
+        }
+        assert_eq!(read.len(), records.len(), "{what}: records read back");
+        assert!(read == records, "{what}: records read back differ");
+    }
 }
 
 /// The configured `stuck_wait_timeout` reaches the slots: a flush waiting
@@ -268,4 +327,47 @@ fn a_prev_link_never_written_into_the_buffer_is_reported() {
     let record = format!("record at {start}");
     assert!(report.contains(&record), "{record} missing from: {report}");
     assert!(report.contains("in the buffer"), "{report}");
+}
+
+/// A batch eviction writes everything finished in one write, across the
+/// ring's wrap: after a flush leaves the written point inside page 3 of an
+/// 8-page ring, a record running on to page 11 needs page 3's slot, and
+/// the one eviction that frees it writes pages 3 to 10, past the wrap at
+/// page 8, rather than stopping there.
+#[test]
+fn a_batch_eviction_writes_across_the_rings_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let ring_pages = 8;
+    let config = Config {
+        eviction: crate::buffer::Eviction::Batch,
+        buffers: ring_pages * PAGE_SIZE,
+        segment_size: 1 << 20,
+        ..Config::default()
+    };
+    let path = insert_path(dir.path(), &config);
+    let first = path
+        .insert(&Record::new(RMID, 0x10, data(3 * PAGE_SIZE as usize, 1)))
+        .unwrap();
+    assert_eq!(path.flush(first.end).unwrap(), first.end);
+    let page = |n: u64| Lsn(path.seg.segment_start(1).0 + n * PAGE_SIZE);
+    assert_eq!(first.end.page_start(), page(3), "the flush ends in page 3");
+    let writes = path.writer.stats().writes;
+
+    let len = ring_pages * PAGE_SIZE + PAGE_SIZE / 4;
+    let second = path
+        .insert(&Record::new(RMID, 0x10, data(len as usize, 2)))
+        .unwrap();
+    assert_eq!(
+        second.end.page_start(),
+        page(11),
+        "the record ends in page 11"
+    );
+    assert_eq!(path.evictions(), 1, "page 3's slot is the only one evicted");
+    assert_eq!(path.writer.stats().writes, writes + 1, "one write");
+    assert_eq!(
+        path.writer.written(),
+        page(11),
+        "the eviction wrote everything finished, across the ring's wrap at {}",
+        page(ring_pages)
+    );
 }

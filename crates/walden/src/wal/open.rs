@@ -26,7 +26,7 @@ use super::checkpoint_policy::{CheckpointPolicy, Phase};
 use super::recovery_mode::{self, read_page_prefix, SkippedWal};
 use super::retention::Retention;
 use super::{unix_time, RedoPoint, Shared, Wal};
-use crate::buffer::{BufferRing, PageIdentity};
+use crate::buffer::PageIdentity;
 use crate::config::{Config, ConfigError, RecoveryMode};
 use crate::error::Error;
 use crate::format::message::{OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USECS_PER_SEC};
@@ -335,9 +335,8 @@ impl Wal {
         tail: Tail,
         lock: Box<dyn StorageLock>,
     ) -> Result<Wal, Error> {
-        let pages = (config.buffers / PAGE_SIZE) as usize;
-        let ring = BufferRing::new(
-            pages,
+        let ring = InsertPath::ring(
+            &config,
             seg,
             PageIdentity {
                 timeline: control.timeline,

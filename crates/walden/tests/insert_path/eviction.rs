@@ -59,8 +59,9 @@ fn batch_eviction_writes_a_switch_a_ring_at_a_time() {
 
 #[test]
 fn batch_eviction_stays_one_write_per_ring_from_the_middle_of_the_ring() {
-    // The switch starts 5 pages into the 16-page ring: a batch that ran
-    // across the ring's wrap point would split into two writes every time.
+    // The switch starts 5 pages into the 16-page ring: a batch that split
+    // at the ring's wrap point would take two writes every time (it runs
+    // across it as one vectored write).
     let (writes, _, _, pages) = switch_costs(Eviction::Batch, 5);
     assert!(pages > 100, "the switch swallowed {pages} pages");
     assert!(writes * 12 <= pages, "{writes} writes for {pages} pages");

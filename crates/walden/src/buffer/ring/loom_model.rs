@@ -25,7 +25,8 @@ fn page_publication() {
             system_id: 7,
             format: WalFormat::Postgres15,
         };
-        let ring = Arc::new(BufferRing::new(2, seg, id));
+        // Zeroing whole pages, so that a copy the zeroing overran shows.
+        let ring = Arc::new(BufferRing::new(2, seg, id).zeroing_whole_pages());
         let page = Lsn(PAGE_SIZE);
         let r2 = ring.clone();
         let inserter = thread::spawn(move || {

@@ -6,7 +6,8 @@
 //! one `fetch_add`, each inserter writes its start into the buffer at the
 //! next record's `xl_prev` field, `end + 8`, and waits until its own
 //! `xl_prev` field, `start + 8`, has been written by its predecessor. The
-//! buffer is the mailbox: a freshly initialised page is zero, and a real
+//! buffer is the mailbox: a freshly initialised page is zero (the ring of
+//! a log with this design zeroes whole pages, `InsertPath::ring`), and a real
 //! prev-link is never zero. The copy of the record later overwrites the
 //! field with the same value. The insert path does the buffer part
 //! (`crate::insert`); this file has the reserver and where the field is;
