@@ -85,6 +85,14 @@ pub struct Config {
     /// before its delay is up, at least 8 KiB (PostgreSQL:
     /// `wal_writer_flush_after`).
     pub writer_flush_after: u64,
+    /// Buffer pages the background writer initialises ahead of the
+    /// inserters after each round: up to this many pages past the one the
+    /// next record starts on, as far as their ring slots are written out
+    /// (PostgreSQL: the walwriter's opportunistic `AdvanceXLInsertBuffer`,
+    /// which initialises the whole ring). 0: none, inserters initialise
+    /// every page themselves. Needs `writer_delay`. See
+    /// docs/buffers.md.
+    pub writer_init_ahead: u64,
     /// Asynchronous commit (PostgreSQL: `synchronous_commit = off`):
     /// [`crate::Wal::insert_and_flush`] returns once the record is inserted,
     /// and the background writer makes it durable within `writer_delay`
@@ -147,6 +155,7 @@ impl Default for Config {
             eviction_chunk: 4 << 20,
             writer_delay: Some(Duration::from_millis(200)),
             writer_flush_after: 1 << 20,
+            writer_init_ahead: 0,
             async_commit: false,
             sync_method: SyncMethod::Fdatasync,
             recycle_segments: 4,
@@ -189,6 +198,9 @@ pub enum ConfigError {
     /// `writer_flush_after` is below one page.
     #[error("writer_flush_after = {0}: must be at least 8192")]
     WriterFlushAfter(u64),
+    /// `writer_init_ahead` without a background writer to do it.
+    #[error("writer_init_ahead = {0} needs the background writer: writer_delay must not be None")]
+    InitAheadWithoutWriter(u64),
     /// `async_commit` without a background writer to make commits durable.
     #[error("async_commit = true needs the background writer: writer_delay must not be None")]
     AsyncCommitWithoutWriter,
@@ -284,6 +296,9 @@ impl Config {
         match self.writer_delay {
             Some(d) if !WRITER_DELAY_RANGE.contains(&d) => return Err(ConfigError::WriterDelay(d)),
             None if self.async_commit => return Err(ConfigError::AsyncCommitWithoutWriter),
+            None if self.writer_init_ahead > 0 => {
+                return Err(ConfigError::InitAheadWithoutWriter(self.writer_init_ahead))
+            }
             _ => {}
         }
         if self.writer_flush_after < PAGE_SIZE {

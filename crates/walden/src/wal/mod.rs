@@ -61,6 +61,9 @@ impl Shared {
             // reports it: there is no one else to tell here.
             let _ = self.insert.flush(end);
         }
+        if self.config.writer_init_ahead > 0 {
+            self.insert.init_ahead(self.config.writer_init_ahead);
+        }
         #[cfg(feature = "metrics")]
         self.publish_metrics();
         if self.wake_async_flushes() {
@@ -247,6 +250,9 @@ pub struct Stats {
     pub segments_created_on_write: u64,
     /// Segments the background preallocator created ahead of need.
     pub segments_prepared_ahead: u64,
+    /// Buffer pages the background writer initialised ahead of the
+    /// inserters ([`Config::writer_init_ahead`]).
+    pub pages_initialised_ahead: u64,
 }
 
 /// A write-ahead log. `Send + Sync`: share it (`&Wal` or `Arc<Wal>`)
@@ -484,6 +490,7 @@ impl Wal {
             segments_found_ready: supply.found_ready,
             segments_created_on_write: supply.created_on_write,
             segments_prepared_ahead: supply.prepared_ahead,
+            pages_initialised_ahead: self.shared.insert.pages_initialised_ahead(),
         }
     }
 
