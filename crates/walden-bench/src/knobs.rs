@@ -255,6 +255,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "slot_choice": config.slot_choice.to_string(),
         "page_init": config.page_init.to_string(),
         "eviction": config.eviction.to_string(),
+        "writer_init_ahead": config.writer_init_ahead,
         "buffers": config.buffers,
         "segment_size": config.segment_size,
         "segment_prep": config.segment_prep.to_string(),

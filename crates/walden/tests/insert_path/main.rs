@@ -10,4 +10,5 @@ mod batches;
 mod designs_and_formats;
 mod eviction;
 mod insert_stress;
+mod many_slots;
 mod read_biased_stress;
