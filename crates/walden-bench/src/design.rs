@@ -25,13 +25,16 @@ pub struct Design {
 
 impl Design {
     /// Every pair DESIGN.md §3 allows, `Spinlock` (PostgreSQL master, the
-    /// baseline of every ratio) first.
-    pub const ALL: [Design; 5] = [
+    /// baseline of every ratio) first, then the bench-only ceiling
+    /// `DumbCeiling` (selected only when `--reservation` names it; its log
+    /// is not readable).
+    pub const ALL: [Design; 6] = [
         Design::new(WalFormat::Postgres15, ReservationKind::Spinlock),
         Design::new(WalFormat::Postgres15, ReservationKind::PrevLinkTable),
         Design::new(WalFormat::Postgres15, ReservationKind::PrevLinkInBuffer),
         Design::new(WalFormat::SelfLsn, ReservationKind::Unlinked),
         Design::new(WalFormat::CompactWalId, ReservationKind::Unlinked),
+        Design::new(WalFormat::Postgres15, ReservationKind::DumbCeiling),
     ];
 
     const fn new(format: WalFormat, reservation: ReservationKind) -> Design {
@@ -106,13 +109,14 @@ pub struct SharedWrites {
 /// - `PrevLinkInBuffer` (`head.rs`, `prev_link_in_buffer.rs`): 1. The
 ///   `fetch_add`; the handoff field at `end + 8` is a buffer line shared by
 ///   one reserver and its successor, a different line for every record.
-/// - `Unlinked`: 1, the `fetch_add` alone.
+/// - `Unlinked`, `DumbCeiling`: 1, the `fetch_add` alone.
 pub fn global_line_transfers(reservation: ReservationKind) -> f64 {
     match reservation {
         ReservationKind::Spinlock => 2.0,
         ReservationKind::PrevLinkTable
         | ReservationKind::PrevLinkInBuffer
-        | ReservationKind::Unlinked => 1.0,
+        | ReservationKind::Unlinked
+        | ReservationKind::DumbCeiling => 1.0,
     }
 }
 
@@ -126,13 +130,13 @@ pub fn global_line_transfers(reservation: ReservationKind) -> f64 {
 ///   5 neighbour writes;
 /// - `PrevLinkInBuffer`: the `fetch_add`; then the successor's field, two
 ///   32-bit stores on the line the successor waits on;
-/// - `Unlinked`: the `fetch_add` alone.
+/// - `Unlinked`, `DumbCeiling`: the `fetch_add` alone.
 pub fn shared_writes(reservation: ReservationKind) -> SharedWrites {
     let (global_writes, neighbour_writes) = match reservation {
         ReservationKind::Spinlock => (4, 0),
         ReservationKind::PrevLinkTable => (1, 5),
         ReservationKind::PrevLinkInBuffer => (1, 2),
-        ReservationKind::Unlinked => (1, 0),
+        ReservationKind::Unlinked | ReservationKind::DumbCeiling => (1, 0),
     };
     SharedWrites {
         global_writes,

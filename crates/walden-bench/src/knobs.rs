@@ -62,7 +62,9 @@ pub struct DesignArgs {
         default_value = "postgres15,self-lsn,compact-wal-id"
     )]
     pub format: Vec<WalFormat>,
-    /// Reservation designs, comma-separated (the ratios need spinlock).
+    /// Reservation designs, comma-separated (the ratios need spinlock);
+    /// add dumb-ceiling for seed 003's bench-only ceiling in postgres15
+    /// (`xl_prev` = start − 1, a log no reader accepts).
     #[arg(
         long,
         value_delimiter = ',',

@@ -127,6 +127,11 @@ pub struct Config {
     /// [`crate::SegmentError::DirectIoUnsupported`] where the file system
     /// refuses `O_DIRECT`; there is no fallback. docs/io.md says more.
     pub direct_io: bool,
+    /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
+    /// no reader accepts (not pg_waldump, not Walden's reader, not
+    /// recovery): `walden bench reserve`/`insert` set it for that series
+    /// alone. Default false.
+    pub bench_unreadable_ceiling: bool,
     /// How long a wait for another thread's progress in the lock-free
     /// paths (a prev-link from the previous record's inserter, an
     /// insertion slot to be released or to advertise progress, a page to
@@ -162,6 +167,7 @@ impl Default for Config {
             segments_ahead: 2,
             segment_prep: SegmentPrep::ZeroFill,
             direct_io: false,
+            bench_unreadable_ceiling: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
         }
     }
@@ -198,6 +204,9 @@ pub enum ConfigError {
     /// `writer_flush_after` is below one page.
     #[error("writer_flush_after = {0}: must be at least 8192")]
     WriterFlushAfter(u64),
+    /// `reservation = dumb-ceiling` without `bench_unreadable_ceiling`.
+    #[error("reservation = dumb-ceiling writes a log no reader accepts (xl_prev = start - 1): bench only, needs bench_unreadable_ceiling = true")]
+    DumbCeilingNotAllowed,
     /// `writer_init_ahead` without a background writer to do it.
     #[error("writer_init_ahead = {0} needs the background writer: writer_delay must not be None")]
     InitAheadWithoutWriter(u64),
@@ -276,6 +285,9 @@ impl Config {
                 format: self.format,
                 reservation: self.reservation,
             });
+        }
+        if self.reservation == ReservationKind::DumbCeiling && !self.bench_unreadable_ceiling {
+            return Err(ConfigError::DumbCeilingNotAllowed);
         }
         if let SlotChoice::Attempts(k) = self.slot_choice {
             if !(1..=MAX_ATTEMPTS).contains(&k) {

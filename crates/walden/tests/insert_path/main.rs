@@ -8,6 +8,7 @@ mod support;
 
 mod batches;
 mod designs_and_formats;
+mod dumb_ceiling;
 mod eviction;
 mod insert_stress;
 mod many_slots;
