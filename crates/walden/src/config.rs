@@ -387,8 +387,8 @@ mod tests {
             ),
             (
                 "x".parse::<ReservationKind>().map(|_| ()),
-                "reservation \"x\": expected spinlock, prev-link-table, prev-link-in-buffer \
-                 or unlinked",
+                "reservation \"x\": expected spinlock, prev-link-table, prev-link-in-buffer, \
+                 unlinked or dumb-ceiling",
             ),
             (
                 "x".parse::<PageInitKind>().map(|_| ()),
