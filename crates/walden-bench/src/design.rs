@@ -34,6 +34,12 @@ impl Design {
         Design::new(WalFormat::CompactWalId, ReservationKind::Unlinked),
     ];
 
+    /// Seed 003's bench-only ceiling, `xl_prev` = start − 1 in the
+    /// PostgreSQL format: selected only when `--reservation` names
+    /// `dumb-ceiling`, after [`Design::ALL`]; its log is not readable.
+    pub const DUMB_CEILING: Design =
+        Design::new(WalFormat::Postgres15, ReservationKind::DumbCeiling);
+
     const fn new(format: WalFormat, reservation: ReservationKind) -> Design {
         Design {
             format,
@@ -41,7 +47,8 @@ impl Design {
         }
     }
 
-    /// The designs of [`Design::ALL`] whose format is among `formats` and
+    /// The designs of [`Design::ALL`] and [`Design::DUMB_CEILING`] whose
+    /// format is among `formats` and
     /// whose reservation is among `reservations`, in that order. When the
     /// lists are not empty but no listed pair works, the error is the
     /// library's for the first pair (`reservation = … does not suit
@@ -52,6 +59,7 @@ impl Design {
     ) -> Result<Vec<Design>, ConfigError> {
         let designs: Vec<Design> = Design::ALL
             .into_iter()
+            .chain([Design::DUMB_CEILING])
             .filter(|d| formats.contains(&d.format) && reservations.contains(&d.reservation))
             .collect();
         match (designs.is_empty(), formats.first(), reservations.first()) {
@@ -106,13 +114,14 @@ pub struct SharedWrites {
 /// - `PrevLinkInBuffer` (`head.rs`, `prev_link_in_buffer.rs`): 1. The
 ///   `fetch_add`; the handoff field at `end + 8` is a buffer line shared by
 ///   one reserver and its successor, a different line for every record.
-/// - `Unlinked`: 1, the `fetch_add` alone.
+/// - `Unlinked`, `DumbCeiling`: 1, the `fetch_add` alone.
 pub fn global_line_transfers(reservation: ReservationKind) -> f64 {
     match reservation {
         ReservationKind::Spinlock => 2.0,
         ReservationKind::PrevLinkTable
         | ReservationKind::PrevLinkInBuffer
-        | ReservationKind::Unlinked => 1.0,
+        | ReservationKind::Unlinked
+        | ReservationKind::DumbCeiling => 1.0,
     }
 }
 
@@ -126,13 +135,13 @@ pub fn global_line_transfers(reservation: ReservationKind) -> f64 {
 ///   5 neighbour writes;
 /// - `PrevLinkInBuffer`: the `fetch_add`; then the successor's field, two
 ///   32-bit stores on the line the successor waits on;
-/// - `Unlinked`: the `fetch_add` alone.
+/// - `Unlinked`, `DumbCeiling`: the `fetch_add` alone.
 pub fn shared_writes(reservation: ReservationKind) -> SharedWrites {
     let (global_writes, neighbour_writes) = match reservation {
         ReservationKind::Spinlock => (4, 0),
         ReservationKind::PrevLinkTable => (1, 5),
         ReservationKind::PrevLinkInBuffer => (1, 2),
-        ReservationKind::Unlinked => (1, 0),
+        ReservationKind::Unlinked | ReservationKind::DumbCeiling => (1, 0),
     };
     SharedWrites {
         global_writes,

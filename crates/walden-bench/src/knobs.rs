@@ -62,7 +62,9 @@ pub struct DesignArgs {
         default_value = "postgres15,self-lsn,compact-wal-id"
     )]
     pub format: Vec<WalFormat>,
-    /// Reservation designs, comma-separated (the ratios need spinlock).
+    /// Reservation designs, comma-separated (the ratios need spinlock);
+    /// add dumb-ceiling for seed 003's bench-only ceiling in postgres15
+    /// (`xl_prev` = start − 1, a log no reader accepts).
     #[arg(
         long,
         value_delimiter = ',',
@@ -255,6 +257,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "slot_choice": config.slot_choice.to_string(),
         "page_init": config.page_init.to_string(),
         "eviction": config.eviction.to_string(),
+        "writer_init_ahead": config.writer_init_ahead,
         "buffers": config.buffers,
         "segment_size": config.segment_size,
         "segment_prep": config.segment_prep.to_string(),

@@ -74,6 +74,10 @@ pub struct LogicalCase {
     pub insert_slots: usize,
     /// Inserting threads.
     pub threads: usize,
+    /// Pages the background writer initialises ahead of the inserters
+    /// ([`Config::writer_init_ahead`]; 0: none).
+    #[serde(default)]
+    pub writer_init_ahead: u64,
 }
 
 impl LogicalCase {
@@ -84,6 +88,7 @@ impl LogicalCase {
             insert_slots: self.insert_slots,
             slot_choice: self.slot_choice,
             page_init: self.page_init,
+            writer_init_ahead: self.writer_init_ahead,
             sync_method: SyncMethod::None,
             ..base.clone()
         }
@@ -109,6 +114,9 @@ pub struct LogicalResult {
     pub buffer_full_evictions: u64,
     /// Slot acquisitions that had to wait.
     pub slot_waits: u64,
+    /// Pages the background writer initialised ahead of the inserters.
+    #[serde(default)]
+    pub pages_initialised_ahead: u64,
 }
 
 impl LogicalResult {
@@ -135,6 +143,7 @@ struct Slices {
     inserts: Measured,
     evictions: u64,
     slot_waits: u64,
+    pages_ahead: u64,
 }
 
 impl Merge for Slices {
@@ -142,27 +151,42 @@ impl Merge for Slices {
         self.inserts.merge(&other.inserts);
         self.evictions += other.evictions;
         self.slot_waits += other.slot_waits;
+        self.pages_ahead += other.pages_ahead;
     }
 }
 
+/// The values each case dimension takes; [`cases`] runs every combination.
+#[derive(Clone, Copy, Debug)]
+pub struct Sweep<'a> {
+    /// Inserting threads.
+    pub threads: &'a [usize],
+    /// Page-initialisation designs.
+    pub page_inits: &'a [PageInitKind],
+    /// Slot choices.
+    pub slot_choices: &'a [SlotChoice],
+    /// Insertion-slot counts.
+    pub insert_slots: &'a [usize],
+    /// Pages the background writer initialises ahead.
+    pub writer_init_ahead: &'a [u64],
+}
+
 /// The cases of one run, grouped by thread count (see [`run_group`]).
-pub fn cases(
-    threads: &[usize],
-    page_inits: &[PageInitKind],
-    slot_choices: &[SlotChoice],
-    insert_slots: &[usize],
-) -> Vec<LogicalCase> {
+pub fn cases(sweep: Sweep) -> Vec<LogicalCase> {
     grid(
-        &grid(&grid(threads, insert_slots), slot_choices),
-        page_inits,
+        &grid(
+            &grid(&grid(sweep.threads, sweep.insert_slots), sweep.slot_choices),
+            sweep.writer_init_ahead,
+        ),
+        sweep.page_inits,
     )
     .into_iter()
     .map(
-        |(((threads, insert_slots), slot_choice), page_init)| LogicalCase {
+        |((((threads, insert_slots), slot_choice), writer_init_ahead), page_init)| LogicalCase {
             page_init,
             slot_choice,
             insert_slots,
             threads,
+            writer_init_ahead,
         },
     )
     .collect()
@@ -202,6 +226,7 @@ pub fn run_group(
                 limit_gb_per_sec: limit.gb_per_sec.unwrap_or(f64::NAN),
                 buffer_full_evictions: s.evictions,
                 slot_waits: s.slot_waits,
+                pages_initialised_ahead: s.pages_ahead,
             }
         })
         .collect())
@@ -321,6 +346,7 @@ fn run_slice(
         inserts,
         evictions: after.buffer_full_evictions - before.buffer_full_evictions,
         slot_waits: after.slot_waits - before.slot_waits,
+        pages_ahead: after.pages_initialised_ahead - before.pages_initialised_ahead,
     })
 }
 
@@ -355,7 +381,13 @@ mod tests {
             slices: 2,
         };
         let choices = [SlotChoice::Sticky, SlotChoice::Attempts(2)];
-        let group = cases(&[3], &PageInitKind::ALL, &choices, &[8]);
+        let group = cases(Sweep {
+            threads: &[3],
+            page_inits: &PageInitKind::ALL,
+            slot_choices: &choices,
+            insert_slots: &[8],
+            writer_init_ahead: &[0],
+        });
         let mut slices = 0;
         let results = run_group(&group, 3, &settings, || slices += 1).unwrap();
         assert_eq!(slices, 8, "two slices of each of four cases");

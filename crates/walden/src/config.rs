@@ -103,6 +103,14 @@ pub struct Config {
     /// succeeds taking the lwlock"). [`crate::WriterStats`] counts the bytes
     /// each wrote and the acquisitions that passed it.
     pub write_lock_handoff: bool,
+    /// Buffer pages the background writer initialises ahead of the
+    /// inserters after each round: up to this many pages past the one the
+    /// next record starts on, as far as their ring slots are written out
+    /// (PostgreSQL: the walwriter's opportunistic `AdvanceXLInsertBuffer`,
+    /// which initialises the whole ring). 0: none, inserters initialise
+    /// every page themselves. Needs `writer_delay`. See
+    /// docs/buffers.md.
+    pub writer_init_ahead: u64,
     /// Asynchronous commit (PostgreSQL: `synchronous_commit = off`):
     /// [`crate::Wal::insert_and_flush`] returns once the record is inserted,
     /// and the background writer makes it durable within `writer_delay`
@@ -137,6 +145,11 @@ pub struct Config {
     /// [`crate::SegmentError::DirectIoUnsupported`] where the file system
     /// refuses `O_DIRECT`; there is no fallback. docs/io.md says more.
     pub direct_io: bool,
+    /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
+    /// no reader accepts (not pg_waldump, not Walden's reader, not
+    /// recovery): `walden bench reserve`/`insert` set it for that series
+    /// alone. Default false.
+    pub bench_unreadable_ceiling: bool,
     /// How long a wait for another thread's progress in the lock-free
     /// paths (a prev-link from the previous record's inserter, an
     /// insertion slot to be released or to advertise progress, a page to
@@ -206,12 +219,14 @@ impl Default for Config {
             writer_delay: Some(Duration::from_millis(200)),
             writer_flush_after: 1 << 20,
             write_lock_handoff: true,
+            writer_init_ahead: 0,
             async_commit: false,
             sync_method: SyncMethod::Fdatasync,
             recycle_segments: 4,
             segments_ahead: 2,
             segment_prep: SegmentPrep::ZeroFill,
             direct_io: false,
+            bench_unreadable_ceiling: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
             recovery_mode: RecoveryMode::PointInTimeRecovery,
             max_wal_size: None,
@@ -255,6 +270,12 @@ pub enum ConfigError {
     /// `writer_flush_after` is below one page.
     #[error("writer_flush_after = {0}: must be at least 8192")]
     WriterFlushAfter(u64),
+    /// `reservation = dumb-ceiling` without `bench_unreadable_ceiling`.
+    #[error("reservation = dumb-ceiling writes a log no reader accepts (xl_prev = start - 1): bench only, needs bench_unreadable_ceiling = true")]
+    DumbCeilingNotAllowed,
+    /// `writer_init_ahead` without a background writer to do it.
+    #[error("writer_init_ahead = {0} needs the background writer: writer_delay must not be None")]
+    InitAheadWithoutWriter(u64),
     /// `async_commit` without a background writer to make commits durable.
     #[error("async_commit = true needs the background writer: writer_delay must not be None")]
     AsyncCommitWithoutWriter,
@@ -355,6 +376,9 @@ impl Config {
                 reservation: self.reservation,
             });
         }
+        if self.reservation == ReservationKind::DumbCeiling && !self.bench_unreadable_ceiling {
+            return Err(ConfigError::DumbCeilingNotAllowed);
+        }
         if let SlotChoice::Attempts(k) = self.slot_choice {
             if !(1..=MAX_ATTEMPTS).contains(&k) {
                 return Err(ConfigError::SlotAttempts(k));
@@ -374,6 +398,9 @@ impl Config {
         match self.writer_delay {
             Some(d) if !WRITER_DELAY_RANGE.contains(&d) => return Err(ConfigError::WriterDelay(d)),
             None if self.async_commit => return Err(ConfigError::AsyncCommitWithoutWriter),
+            None if self.writer_init_ahead > 0 => {
+                return Err(ConfigError::InitAheadWithoutWriter(self.writer_init_ahead))
+            }
             _ => {}
         }
         if self.writer_flush_after < PAGE_SIZE {
@@ -480,8 +507,8 @@ mod tests {
             ),
             (
                 "x".parse::<ReservationKind>().map(|_| ()),
-                "reservation \"x\": expected spinlock, prev-link-table, prev-link-in-buffer \
-                 or unlinked",
+                "reservation \"x\": expected spinlock, prev-link-table, prev-link-in-buffer, \
+                 unlinked or dumb-ceiling",
             ),
             (
                 "x".parse::<PageInitKind>().map(|_| ()),

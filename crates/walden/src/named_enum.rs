@@ -51,10 +51,16 @@ fn one_of(names: impl ExactSizeIterator<Item = &'static str>) -> String {
 }
 
 /// Implements `Display` (the variant's `name()`) and `FromStr` (the
-/// variant of `ALL` so named, by [`parse_name`]) for a configuration enum;
-/// `$what` names the enum in [`ParseKindError`]s.
+/// variant of `ALL`, or of the array named third, so named, by
+/// [`parse_name`]) for a configuration enum; `$what` names the enum in
+/// [`ParseKindError`]s.
 macro_rules! named_enum {
     ($ty:ty, $what:literal) => {
+        $crate::named_enum::named_enum!($ty, $what, ALL);
+    };
+    // `$names`: the array of variants parsed by name, where it is not
+    // `ALL` (a variant kept out of `ALL`, as a bench-only one).
+    ($ty:ty, $what:literal, $names:ident) => {
         impl std::fmt::Display for $ty {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.name())
@@ -67,7 +73,7 @@ macro_rules! named_enum {
             /// Accepts the variant's `name()`, case-insensitively, with `-`
             /// and `_` alike.
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                $crate::named_enum::parse_name(s, &<$ty>::ALL, <$ty>::name, $what)
+                $crate::named_enum::parse_name(s, &<$ty>::$names, <$ty>::name, $what)
             }
         }
 

@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::args::{counts, defaults};
 use crate::error::BenchError;
-use crate::logical::{self, LogicalResult, PageCosts, Settings};
+use crate::logical::{self, LogicalResult, PageCosts, Settings, Sweep};
 use walden::{Config, PageInitKind, SlotChoice};
 
 use crate::knobs::{check, config_json, configure, BuffersArg, EvictionArg, LayoutArgs};
@@ -30,7 +30,8 @@ of buffers; sync none, and the storage drops every byte written.
 Examples:
   walden bench logical-1mb --threads 1,2,8 --insert-slots 8 --duration-ms 200
   walden bench logical-1mb --page-init cooperative --eviction batch --buffers 64MB
-  walden bench logical-1mb --format self-lsn --slot-choice attempts:2,attempts:4")]
+  walden bench logical-1mb --format self-lsn --slot-choice attempts:2,attempts:4
+  walden bench logical-1mb --insert-slots 8,64 --writer-init-ahead 0,1024")]
 pub struct LogicalArgs {
     /// Thread counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8,32,128")]
@@ -48,6 +49,10 @@ pub struct LogicalArgs {
     /// Insertion-slot counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "8,64")]
     pub insert_slots: Vec<NonZeroUsize>,
+    /// Pages the background writer initialises ahead of the inserters
+    /// after each round, comma-separated (0: none; Config::writer_init_ahead).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub writer_init_ahead: Vec<u64>,
     /// Segment size.
     #[arg(long, default_value = "64MB", value_parser = parse_size_arg)]
     pub segment_size: u64,
@@ -103,7 +108,13 @@ pub fn run(args: &LogicalArgs) -> Result<(), BenchError> {
         duration: Duration::from_millis(args.duration_ms),
         slices: args.slices,
     };
-    let cases = logical::cases(&threads, &args.page_init, &args.slot_choice, &slots);
+    let cases = logical::cases(Sweep {
+        threads: &threads,
+        page_inits: &args.page_init,
+        slot_choices: &args.slot_choice,
+        insert_slots: &slots,
+        writer_init_ahead: &args.writer_init_ahead,
+    });
     check(cases.iter().map(|c| c.config(&settings.base)))?;
     let progress = progress(cases.len() * args.slices.max(1) as usize)?;
     let mut results = Vec::with_capacity(cases.len());
@@ -128,7 +139,10 @@ pub fn run(args: &LogicalArgs) -> Result<(), BenchError> {
             "workload": "logical-1mb",
             "payload_bytes": logical::PAYLOAD,
             "settings": settings,
-            "config": config_json(&settings.base, &["insert_slots", "slot_choice", "page_init"]),
+            "config": config_json(
+                &settings.base,
+                &["insert_slots", "slot_choice", "page_init", "writer_init_ahead"]
+            ),
             "available_parallelism": std::thread::available_parallelism().ok().map(|n| n.get()),
             "results": results,
             "page_costs": costs,
@@ -158,25 +172,34 @@ fn print_projection(c: &PageCosts) {
 }
 
 /// One row per case; `×map` is the rate over the mapping-lock case with
-/// the same threads, slots and slot choice.
+/// the same threads, slots, slot choice and pages initialised ahead
+/// (`ahead`: the setting; `init'd ahead`: the pages the writer did).
 fn print_table(results: &[LogicalResult]) {
     println!(
-        "{:>7} {:>5} {:<12} {:<13} {:>9} {:>6} {:>6} {:>6} {:>9} {:>10}",
+        "{:>7} {:>5} {:<12} {:>5} {:<13} {:>9} {:>6} {:>6} {:>6} {:>9} {:>10} {:>12}",
         "threads",
         "slots",
         "slot choice",
+        "ahead",
         "page init",
         "records/s",
         "GB/s",
         "limit",
         "×limit",
         "×map-lock",
-        "evictions"
+        "evictions",
+        "init'd ahead"
     );
-    for group in results.chunk_by(|a, b| {
-        (a.case.threads, a.case.insert_slots, a.case.slot_choice)
-            == (b.case.threads, b.case.insert_slots, b.case.slot_choice)
-    }) {
+    let key = |r: &LogicalResult| {
+        let c = r.case;
+        (
+            c.threads,
+            c.insert_slots,
+            c.slot_choice,
+            c.writer_init_ahead,
+        )
+    };
+    for group in results.chunk_by(|a, b| key(a) == key(b)) {
         let base = group
             .iter()
             .find(|r| r.case.page_init == PageInitKind::MappingLock)
@@ -184,17 +207,19 @@ fn print_table(results: &[LogicalResult]) {
         for r in group {
             let vs = ratio(r.records_per_sec, base);
             println!(
-                "{:>7} {:>5} {:<12} {:<13} {:>9.0} {:>6.2} {:>6.2} {:>6.2} {:>9} {:>10}",
+                "{:>7} {:>5} {:<12} {:>5} {:<13} {:>9.0} {:>6.2} {:>6.2} {:>6.2} {:>9} {:>10} {:>12}",
                 r.case.threads,
                 r.case.insert_slots,
                 r.case.slot_choice.to_string(),
+                r.case.writer_init_ahead,
                 r.case.page_init.name(),
                 r.records_per_sec,
                 r.gb_per_sec,
                 r.limit_gb_per_sec,
                 r.ratio_to_limit(),
                 vs,
-                r.buffer_full_evictions
+                r.buffer_full_evictions,
+                r.pages_initialised_ahead
             );
         }
     }

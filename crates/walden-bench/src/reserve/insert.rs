@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use walden::{Batch, Config, Record, SyncMethod};
+use walden::{Batch, Config, Record, ReservationKind, SyncMethod};
 
 use crate::design::Design;
 use crate::fresh_wal::{run_cases, thread_slice, FreshWalError, LogSetup, WalFigures, WalSlice};
@@ -47,11 +47,13 @@ fn one_record() -> usize {
 
 impl InsertCase {
     /// The configuration of this case's logs over `base`: the case's
-    /// format and reservation, sync `None` (non-durable).
+    /// format and reservation, sync `None` (non-durable); the unreadable
+    /// log of `DumbCeiling` allowed for that design alone.
     pub fn config(&self, base: &Config) -> Config {
         Config {
             format: self.design.format,
             reservation: self.design.reservation,
+            bench_unreadable_ceiling: self.design.reservation == ReservationKind::DumbCeiling,
             sync_method: SyncMethod::None,
             ..base.clone()
         }

@@ -48,11 +48,12 @@ pub struct ReserveArgs {
     /// Reservations per thread (seed 001: a million per client).
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub per_thread: u64,
-    /// Reservation designs, comma-separated (the ratios need spinlock).
+    /// Reservation designs, comma-separated (the ratios need spinlock);
+    /// dumb-ceiling is seed 003's bench-only ceiling (`xl_prev` = start − 1).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "spinlock,prev-link-table,prev-link-in-buffer,unlinked"
+        default_value = "spinlock,prev-link-table,prev-link-in-buffer,unlinked,dumb-ceiling"
     )]
     pub reservation: Vec<ReservationKind>,
     /// 50,000 reservations per thread: about a minute in all.

@@ -342,6 +342,7 @@ mod tests {
                     slot_choice: SlotChoice::Sticky,
                     insert_slots: 8,
                     threads,
+                    writer_init_ahead: 0,
                 },
                 records: 1,
                 seconds: 1.0,
@@ -350,6 +351,7 @@ mod tests {
                 limit_gb_per_sec: threads as f64,
                 buffer_full_evictions: 0,
                 slot_waits: 0,
+                pages_initialised_ahead: 0,
             });
         }
         let charts = charts(&r);

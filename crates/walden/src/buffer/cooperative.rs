@@ -113,6 +113,11 @@ impl Slots for BufferRing {
     }
 }
 
+/// End of the page that used `page`'s slot before it (0 at first).
+pub(super) fn previous_end<R: Slots>(ring: &R, page: Lsn) -> Lsn {
+    Lsn((page.0 + PAGE_SIZE).saturating_sub(ring.ring_bytes()))
+}
+
 impl CooperativeInit {
     /// Pages below `initialized_upto` are initialised already; a wait for
     /// a page another thread claimed panics with a report after
@@ -135,19 +140,10 @@ impl CooperativeInit {
         written: impl Fn() -> Lsn,
         mut evict: impl FnMut(Lsn) -> Result<(), E>,
     ) -> Result<(), E> {
-        // Relaxed: a guess at the next page to claim; the CAS decides.
-        let mut next = self.claimed_upto.load(Ordering::Relaxed);
+        let mut next = self.next_claim();
         while next <= page_start.0 {
-            // Relaxed (both): a claim is ownership of a number; everything
-            // the claimer must see about the slot comes through
-            // `initialized_upto` and the writer's position (Acquire below).
-            match self.claimed_upto.compare_exchange(
-                next,
-                next + PAGE_SIZE,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
+            match self.claim(next) {
+                Ok(()) => {
                     self.initialise(ring, Lsn(next), &written, &mut evict)?;
                     next += PAGE_SIZE;
                 }
@@ -159,15 +155,32 @@ impl CooperativeInit {
         Ok(())
     }
 
+    /// Claims the page at `page` if `claimed_upto` is there: `Err` with
+    /// the counter's value if it is not.
+    pub(super) fn claim(&self, page: u64) -> Result<(), u64> {
+        // Relaxed (both): a claim is ownership of a number; everything the
+        // claimer must see about the slot comes through `initialized_upto`
+        // and the writer's position (both read with Acquire or stronger).
+        self.claimed_upto
+            .compare_exchange(page, page + PAGE_SIZE, Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+    }
+
+    /// Where the next claim starts (a guess: [`Self::claim`] decides).
+    pub(super) fn next_claim(&self) -> u64 {
+        // Relaxed: a guess at the next page to claim; the CAS decides.
+        self.claimed_upto.load(Ordering::Relaxed)
+    }
+
     /// Steps 1–4 of the module docs for claimed page `page`.
-    fn initialise<R: Slots, E>(
+    pub(super) fn initialise<R: Slots, E>(
         &self,
         ring: &R,
         page: Lsn,
         written: &impl Fn() -> Lsn,
         evict: &mut impl FnMut(Lsn) -> Result<(), E>,
     ) -> Result<(), E> {
-        let previous_end = Lsn((page.0 + PAGE_SIZE).saturating_sub(ring.ring_bytes()));
+        let previous_end = previous_end(ring, page);
         self.wait_initialized(previous_end.0);
         let evicted = if previous_end > written() {
             evict(previous_end)

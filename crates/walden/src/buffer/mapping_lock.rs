@@ -15,7 +15,7 @@ use super::BufferRing;
 #[derive(Debug)]
 pub struct MappingLockInit {
     /// End of the last initialised page (PostgreSQL: `InitializedUpTo`).
-    initialized_upto: Mutex<Lsn>,
+    pub(super) initialized_upto: Mutex<Lsn>,
 }
 
 impl MappingLockInit {

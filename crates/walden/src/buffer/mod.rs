@@ -3,6 +3,7 @@
 
 mod cooperative;
 mod eviction;
+mod init_ahead;
 mod link_cell;
 mod mapping_lock;
 mod ring;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::{Config, ConfigError, RecoveryMode, ReservationKind, SlotChoice};
-use crate::buffer::{Eviction, PageInitKind};
+use crate::buffer::{Eviction, PageInitKind, SwitchEviction};
 use crate::format::WalFormat;
 use crate::segment::SegmentPrep;
 use crate::write::SyncMethod;
@@ -76,6 +76,10 @@ setters! {
     wal_keep_size: u64,
     wal_keep_for: Option<Duration>,
     wal_keep_max_size: Option<u64>,
+    switch_eviction: SwitchEviction,
+    write_lock_handoff: bool,
+    writer_init_ahead: u64,
+    bench_unreadable_ceiling: bool,
 }
 
 impl ConfigBuilder {
@@ -128,6 +132,10 @@ mod tests {
             wal_keep_size: 2 << 20,
             wal_keep_for: Some(Duration::from_secs(60)),
             wal_keep_max_size: Some(8 << 20),
+            switch_eviction: SwitchEviction::Chunked,
+            write_lock_handoff: false,
+            writer_init_ahead: 64,
+            bench_unreadable_ceiling: true,
         };
         let Config {
             format,
@@ -155,6 +163,10 @@ mod tests {
             wal_keep_size,
             wal_keep_for,
             wal_keep_max_size,
+            switch_eviction,
+            write_lock_handoff,
+            writer_init_ahead,
+            bench_unreadable_ceiling,
         } = want.clone();
         let built = Config::builder()
             .format(format)
@@ -181,7 +193,11 @@ mod tests {
             .checkpoint_timeout(checkpoint_timeout)
             .wal_keep_size(wal_keep_size)
             .wal_keep_for(wal_keep_for)
-            .wal_keep_max_size(wal_keep_max_size);
+            .wal_keep_max_size(wal_keep_max_size)
+            .switch_eviction(switch_eviction)
+            .write_lock_handoff(write_lock_handoff)
+            .writer_init_ahead(writer_init_ahead)
+            .bench_unreadable_ceiling(bench_unreadable_ceiling);
         assert_eq!(built.config, want);
         assert_ne!(want, Config::default());
     }

@@ -32,6 +32,16 @@ pub enum ReservationKind {
     /// `fetch_add` only: for formats whose records carry no prev-link
     /// (`SelfLsn`, `CompactWalId`; seed 001).
     Unlinked,
+    /// **Bench only; the log it writes cannot be read.** `fetch_add` only,
+    /// in the `Postgres15` format, every record's `xl_prev` set to its own
+    /// start − 1: seed 003's "Dumb" patch, the ceiling of dropping the
+    /// prev-link step (records of one batch after the first link to the
+    /// one before). pg_waldump, Walden's reader and recovery refuse the
+    /// second record ([`crate::ReadError`] on its prev-link), so recovery
+    /// would end the log there. [`crate::Config::validate`] accepts it only
+    /// with [`crate::Config::bench_unreadable_ceiling`]. Not in
+    /// [`ReservationKind::ALL`].
+    DumbCeiling,
 }
 
 impl ReservationKind {
@@ -43,6 +53,16 @@ impl ReservationKind {
         ReservationKind::Unlinked,
     ];
 
+    /// Every design by name: [`ReservationKind::ALL`] and the bench-only
+    /// [`ReservationKind::DumbCeiling`].
+    pub const NAMED: [ReservationKind; 5] = [
+        ReservationKind::Spinlock,
+        ReservationKind::PrevLinkTable,
+        ReservationKind::PrevLinkInBuffer,
+        ReservationKind::Unlinked,
+        ReservationKind::DumbCeiling,
+    ];
+
     /// The name used on the command line and in reports.
     pub const fn name(self) -> &'static str {
         match self {
@@ -50,20 +70,29 @@ impl ReservationKind {
             ReservationKind::PrevLinkTable => "prev-link-table",
             ReservationKind::PrevLinkInBuffer => "prev-link-in-buffer",
             ReservationKind::Unlinked => "unlinked",
+            ReservationKind::DumbCeiling => "dumb-ceiling",
         }
     }
 
     /// True if the design hands each record its predecessor's start.
     pub const fn keeps_prev_link(self) -> bool {
-        !matches!(self, ReservationKind::Unlinked)
+        !matches!(
+            self,
+            ReservationKind::Unlinked | ReservationKind::DumbCeiling
+        )
     }
 
     /// True if the design can serve `format` (DESIGN.md §3): a format with
     /// a prev-link needs a design that keeps one, and a format without one
     /// takes [`ReservationKind::Unlinked`], the only design that does not
     /// pay for links nobody reads.
+    /// [`ReservationKind::DumbCeiling`] fills the prev-link field of
+    /// the format that has one, with a value no reader accepts.
     pub const fn pairs_with(self, format: WalFormat) -> bool {
-        self.keeps_prev_link() == format.has_prev_link()
+        match self {
+            ReservationKind::DumbCeiling => format.has_prev_link(),
+            _ => self.keeps_prev_link() == format.has_prev_link(),
+        }
     }
 
     /// The default design for `format`: [`ReservationKind::default`] for a
@@ -77,7 +106,7 @@ impl ReservationKind {
     }
 }
 
-named_enum!(ReservationKind, "reservation");
+named_enum!(ReservationKind, "reservation", NAMED);
 
 /// The `PrevLinkTable` capacity for `reservers` threads reserving at once:
 /// a power of two of at least twice that (links in flight ≤ reservers + 1,
@@ -135,7 +164,7 @@ mod tests {
 
     #[test]
     fn names_parse_back() {
-        for kind in ReservationKind::ALL {
+        for kind in ReservationKind::NAMED {
             assert_eq!(kind.name().parse::<ReservationKind>().unwrap(), kind);
             assert_eq!(kind.to_string(), kind.name());
         }

@@ -112,6 +112,8 @@ pub(crate) struct InsertPath {
     pub(crate) supply: SegmentSupply,
     /// Pages inserters had to write out themselves.
     evictions: AtomicU64,
+    /// Pages the background writer initialised ahead of the inserters.
+    pages_initialised_ahead: AtomicU64,
     /// [`Config::stuck_wait_timeout`], for the wait for an in-buffer
     /// prev-link.
     stuck_wait: Option<Duration>,
@@ -172,6 +174,7 @@ impl InsertPath {
             ),
             supply,
             evictions: AtomicU64::new(0),
+            pages_initialised_ahead: AtomicU64::new(0),
             stuck_wait: config.stuck_wait_timeout,
         }
     }
@@ -187,6 +190,29 @@ impl InsertPath {
         } else {
             ring
         }
+    }
+
+    /// Initialises the ring's pages up to `pages` pages past the one the
+    /// next record starts on, as far as their slots are written out
+    /// (`buffer::init_ahead`). The background writer calls it.
+    pub(crate) fn init_ahead(&self, pages: u64) {
+        let limit = self
+            .insert_position()
+            .page_start()
+            .0
+            .saturating_add(pages.saturating_add(1).saturating_mul(PAGE_SIZE));
+        let done = self
+            .init
+            .init_ahead(&self.ring, Lsn(limit), self.writer.written());
+        // Relaxed: a statistic.
+        self.pages_initialised_ahead
+            .fetch_add(done, Ordering::Relaxed);
+    }
+
+    /// Pages the background writer initialised ahead of the inserters.
+    pub(crate) fn pages_initialised_ahead(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.pages_initialised_ahead.load(Ordering::Relaxed)
     }
 
     /// The segment supply and the writer, for the preallocator thread.

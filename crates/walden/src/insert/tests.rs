@@ -348,7 +348,7 @@ fn a_batch_eviction_writes_across_the_rings_wrap() {
     let first = path
         .insert(&Record::new(RMID, 0x10, data(3 * PAGE_SIZE as usize, 1)))
         .unwrap();
-    assert_eq!(path.flush(first.end).unwrap(), first.end);
+    assert_eq!(path.flush(first.end, Caller::Flush).unwrap(), first.end);
     let page = |n: u64| Lsn(path.seg.segment_start(1).0 + n * PAGE_SIZE);
     assert_eq!(first.end.page_start(), page(3), "the flush ends in page 3");
     let writes = path.writer.stats().writes;

@@ -75,6 +75,9 @@ impl Shared {
             // reports it: there is no one else to tell here.
             let _ = self.insert.flush(end, Caller::BackgroundWriter);
         }
+        if self.config.writer_init_ahead > 0 {
+            self.insert.init_ahead(self.config.writer_init_ahead);
+        }
         self.auto_checkpoint();
         #[cfg(feature = "metrics")]
         self.publish_metrics();
@@ -376,6 +379,9 @@ pub struct Stats {
     /// on disk at the last checkpoint or retirement
     /// ([`Config::wal_keep_size`], [`Config::wal_keep_for`]).
     pub wal_retained_bytes: u64,
+    /// Buffer pages the background writer initialised ahead of the
+    /// inserters ([`Config::writer_init_ahead`]).
+    pub pages_initialised_ahead: u64,
 }
 
 /// A write-ahead log. `Send + Sync`: share it (`&Wal` or `Arc<Wal>`)
@@ -617,6 +623,7 @@ impl Wal {
             checkpoints_by_time: checkpoints.by_time,
             // Relaxed: statistics.
             wal_retained_bytes: self.shared.retained.load(Ordering::Relaxed),
+            pages_initialised_ahead: self.shared.insert.pages_initialised_ahead(),
         }
     }
 

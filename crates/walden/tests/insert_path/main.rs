@@ -8,6 +8,8 @@ mod support;
 
 mod batches;
 mod designs_and_formats;
+mod dumb_ceiling;
 mod eviction;
 mod insert_stress;
+mod many_slots;
 mod read_biased_stress;

@@ -16,6 +16,7 @@ mod background_writer;
 mod checkpoint_to;
 mod direct_io;
 mod group_commit;
+mod init_ahead;
 mod metrics_export;
 mod open_or_create;
 mod segment_control;

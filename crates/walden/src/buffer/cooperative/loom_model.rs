@@ -216,19 +216,30 @@ impl Model {
     }
 }
 
-/// Runs one model: thread `i` inserts into `threads[i]`'s pages in order.
-fn run(ring_pages: usize, pages: u64, threads: &'static [&'static [u64]]) {
+/// Runs one model: thread `i` inserts into `threads[i]`'s pages in order;
+/// with `ahead`, one more thread, the background writer, initialises the
+/// pages below `ahead` ahead of them (`buffer::init_ahead`), as far as
+/// their slots are written when it starts.
+fn run(ring_pages: usize, pages: u64, threads: &'static [&'static [u64]], ahead: Option<u64>) {
     loom::model(move || {
         let inserted: Vec<u64> = threads.iter().flat_map(|t| t.iter().copied()).collect();
         let m = Model::new(ring_pages, pages as usize, &inserted);
         let (first, rest) = threads.split_first().unwrap();
-        let handles: Vec<_> = rest
+        let mut handles: Vec<_> = rest
             .iter()
             .map(|&mine| {
                 let m = m.clone();
                 thread::spawn(move || mine.iter().for_each(|&n| m.insert(n)))
             })
             .collect();
+        if let Some(upto) = ahead {
+            let m = m.clone();
+            handles.push(thread::spawn(move || {
+                // Acquire: as the inserters' reading of the writer's position.
+                let written = Lsn(m.written.load(Ordering::Acquire));
+                m.init.init_ahead(&m.ring, Lsn(upto * PAGE_SIZE), written);
+            }));
+        }
         first.iter().for_each(|&n| m.insert(n));
         for h in handles {
             h.join().unwrap();
@@ -241,14 +252,14 @@ fn run(ring_pages: usize, pages: u64, threads: &'static [&'static [u64]]) {
 /// the first's page, whichever thread initialises which page.
 #[test]
 fn three_threads_on_a_two_page_ring() {
-    run(2, 3, &[&[0], &[1], &[2]]);
+    run(2, 3, &[&[0], &[1], &[2]], None);
 }
 
 /// Two inserters taking turns on a ring of two pages, each reusing the
 /// slot of a page it filled itself.
 #[test]
 fn two_threads_take_turns_on_a_two_page_ring() {
-    run(2, 4, &[&[0, 2], &[1, 3]]);
+    run(2, 4, &[&[0, 2], &[1, 3]], None);
 }
 
 /// A ring of four pages: one thread needs page 5 and so claims (or waits
@@ -256,5 +267,15 @@ fn two_threads_take_turns_on_a_two_page_ring() {
 /// fills page 1 and then needs page 4.
 #[test]
 fn a_four_page_ring_with_claims_running_ahead() {
-    run(4, 6, &[&[5], &[1, 4]]);
+    run(4, 6, &[&[5], &[1, 4]], None);
+}
+
+/// The background writer initialising ahead races two inserters on a ring
+/// of two pages: it claims pages 0 and 1 (and 2, once page 0 is written)
+/// unless an inserter has, and never a page whose slot holds an unwritten
+/// page; the inserter of page 2 evicts page 0 and may copy into a page the
+/// writer initialised. Page 1 has no inserter (padding).
+#[test]
+fn the_writer_initialising_ahead_races_the_inserters() {
+    run(2, 3, &[&[0], &[2]], Some(3));
 }

@@ -12,13 +12,16 @@
 //! - [`prev_link_in_buffer`]: `fetch_add`; each inserter writes the next
 //!   record's prev-link into the buffer just past its own record (seed 003's
 //!   original patch);
-//! - [`unlinked`]: `fetch_add` only, for formats without a prev-link.
+//! - [`unlinked`]: `fetch_add` only, for formats without a prev-link;
+//! - [`dumb_ceiling`]: bench only, `fetch_add` and `xl_prev` = start − 1
+//!   (seed 003's "Dumb" ceiling; no reader accepts the log).
 //!
 //! The three `fetch_add` designs are each a
 //! [`position_counter::HeadReserver`] over the position counter alone on its
 //! cache line, differing only in their [`position_counter::PrevLinks`].
 
 pub mod cuckoo;
+pub mod dumb_ceiling;
 pub mod position_counter;
 pub mod prev_link_in_buffer;
 pub mod prev_link_table;
@@ -27,6 +30,7 @@ mod shuttle_model;
 pub mod spinlock_reserver;
 pub mod unlinked;
 
+pub use dumb_ceiling::DumbCeilingReserver;
 pub use prev_link_in_buffer::PrevLinkInBufferReserver;
 pub use prev_link_table::PrevLinkTableReserver;
 pub use spinlock_reserver::SpinlockReserver;
@@ -77,6 +81,8 @@ pub enum Reserver {
     PrevLinkInBuffer(PrevLinkInBufferReserver),
     /// See [`ReservationKind::Unlinked`].
     Unlinked(UnlinkedReserver),
+    /// See [`ReservationKind::DumbCeiling`].
+    DumbCeiling(DumbCeilingReserver),
 }
 
 impl Reserver {
@@ -105,6 +111,9 @@ impl Reserver {
                 Reserver::PrevLinkInBuffer(PrevLinkInBufferReserver::new(seg, next, prev))
             }
             ReservationKind::Unlinked => Reserver::Unlinked(UnlinkedReserver::new(seg, next)),
+            ReservationKind::DumbCeiling => {
+                Reserver::DumbCeiling(DumbCeilingReserver::new(seg, next))
+            }
         }
     }
 
@@ -115,6 +124,7 @@ impl Reserver {
             Reserver::PrevLinkTable(_) => ReservationKind::PrevLinkTable,
             Reserver::PrevLinkInBuffer(_) => ReservationKind::PrevLinkInBuffer,
             Reserver::Unlinked(_) => ReservationKind::Unlinked,
+            Reserver::DumbCeiling(_) => ReservationKind::DumbCeiling,
         }
     }
 
@@ -135,6 +145,7 @@ impl Reserver {
             Reserver::PrevLinkTable(r) => r.reserve_batch(size, last),
             Reserver::PrevLinkInBuffer(r) => r.reserve_batch(size, last),
             Reserver::Unlinked(r) => r.reserve_batch(size, last),
+            Reserver::DumbCeiling(r) => r.reserve_batch(size, last),
         }
     }
 
@@ -147,6 +158,7 @@ impl Reserver {
             Reserver::PrevLinkTable(r) => r.reserve_switch(header_size),
             Reserver::PrevLinkInBuffer(r) => r.reserve_switch(header_size),
             Reserver::Unlinked(r) => r.reserve_switch(header_size),
+            Reserver::DumbCeiling(r) => r.reserve_switch(header_size),
         }
     }
 
@@ -159,6 +171,7 @@ impl Reserver {
             Reserver::PrevLinkTable(r) => r.reserved_end(),
             Reserver::PrevLinkInBuffer(r) => r.reserved_end(),
             Reserver::Unlinked(r) => r.reserved_end(),
+            Reserver::DumbCeiling(r) => r.reserved_end(),
         }
     }
 }
