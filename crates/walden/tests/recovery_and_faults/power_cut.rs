@@ -261,6 +261,9 @@ impl<'a> Life<'a> {
         let checkpoints = Mutex::new(Vec::new());
         let violations = Mutex::new(Vec::new());
         let acked = AtomicU64::new(0);
+        // Without a background writer, automatic checkpoints run in `flush`.
+        let auto_checkpoints =
+            self.config.max_wal_size.is_some() || self.config.checkpoint_timeout.is_some();
         // Set once any call of the boot failed.
         let refused = AtomicBool::new(false);
         std::thread::scope(|s| {
@@ -310,6 +313,16 @@ impl<'a> Life<'a> {
                         };
                         inserted.lock().unwrap().push((span.start, record));
                         if rng.one_in(3) || always_flush {
+                            if auto_checkpoints {
+                                // The flush may take an automatic checkpoint,
+                                // whose redo point is at or after this.
+                                let before = wal.insert_position();
+                                let done = None;
+                                checkpoints
+                                    .lock()
+                                    .unwrap()
+                                    .push(Checkpoint { before, done });
+                            }
                             let before = wal.flushed();
                             match wal.flush(span.end) {
                                 Ok(upto) => {
