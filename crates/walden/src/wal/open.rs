@@ -278,8 +278,12 @@ impl Wal {
         // After an unclean shutdown, in every format, new records start in a
         // segment no earlier incarnation wrote (docs/reliability.md).
         // So too after skipping invalid WAL, past which the log may have
-        // held records it did not keep.
-        let fresh_segment = !control.clean_shutdown || skipped;
+        // held records it did not keep, and where a cleanly closed log does
+        // not read to its shutdown checkpoint (its last record): recovery
+        // stopped at damage, past which lies the history before it.
+        let stopped_at_damage =
+            control.clean_shutdown && report.last_record != Some(control.checkpoint);
+        let fresh_segment = !control.clean_shutdown || skipped || stopped_at_damage;
         if fresh_segment {
             discard_segments_after(&files, tail.last_written_segment(seg))?;
         }

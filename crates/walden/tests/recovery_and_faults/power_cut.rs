@@ -67,6 +67,9 @@ const WALDUMP_EVERY: u64 = 1;
 const SYNC_FAILURE_ONE_IN: u64 = 4;
 /// The failed sync is one of the first this many of its boot.
 const SYNC_FAILURE_WITHIN: u64 = 24;
+/// Cuts from which a run must have failed a sync in at least one boot
+/// (at one boot in eight, missing it has a probability of 1e-58).
+const FAILED_SYNC_FLOOR_CUTS: u64 = 1000;
 /// The floor on acknowledged records: at least one in this many records
 /// inserted has its own flush return `Ok`. A boot flushes after one insert
 /// in three (every insert under a herd), and a flush is acknowledged unless
@@ -121,9 +124,10 @@ impl Totals {
 
     /// Prints the faults injected and the acknowledgements, and fails
     /// unless the run acknowledged at least one record per cut on average
-    /// and one in [`ACKED_FLOOR_DIVISOR`] of the records inserted, and
-    /// failed a sync in at least one boot (one in [`SYNC_FAILURE_ONE_IN`]
-    /// arms a failure; about half of those reach it before the power cut).
+    /// and one in [`ACKED_FLOOR_DIVISOR`] of the records inserted, and, from
+    /// [`FAILED_SYNC_FLOOR_CUTS`] cuts, failed a sync in at least one boot
+    /// (one in [`SYNC_FAILURE_ONE_IN`] arms a failure; about half of those
+    /// reach it before the power cut).
     fn report_faults_and_assert_floors(&self) {
         let sim = *self.sim.lock().unwrap();
         let (cuts, inserted) = (self.get(&self.cuts), self.get(&self.records_inserted));
@@ -151,7 +155,12 @@ impl Totals {
             acks >= cuts && acks * ACKED_FLOOR_DIVISOR >= inserted,
             "too few records acknowledged: {acks} over {cuts} cuts, {inserted} inserted"
         );
-        assert!(failed > 0, "no boot of {cuts} failed a sync");
+        // A boot reaches its armed failure about one time in eight; below
+        // FAILED_SYNC_FLOOR_CUTS cuts (the herd's 40) a run without one is
+        // too likely (0.5 % at 40) for a floor, above it negligible.
+        if cuts >= FAILED_SYNC_FLOOR_CUTS {
+            assert!(failed > 0, "no boot of {cuts} failed a sync");
+        }
     }
 
     fn add_sim(&self, s: SimStats) {

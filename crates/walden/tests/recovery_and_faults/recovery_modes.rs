@@ -557,3 +557,57 @@ fn a_batch_skipping_resumed_at_and_the_end_of_wal_cut_is_dropped() {
         assert_eq!(report.end, records[anchor].lsn, "{format}");
     }
 }
+
+/// A log closed cleanly whose WAL is damaged afterwards (a bad CRC in
+/// segment 3, with segments 4 and 5 written): point-in-time recovery ends
+/// the log at the damage, and new records go on in a segment no earlier
+/// incarnation wrote, as after an unclean shutdown; the segments past the
+/// damage, which hold the history before it, are gone, so no later
+/// recovery or skip can read one of their records as part of the new
+/// history.
+#[test]
+fn damage_in_a_cleanly_closed_log_starts_a_fresh_segment() {
+    for format in WalFormat::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let records = write_log(dir.path(), format);
+        let (wal, _) = Wal::open(dir.path(), config(format, RecoveryMode::default())).unwrap();
+        wal.close().unwrap();
+        let bad = records
+            .iter()
+            .position(|r| r.header.rmid == PLAIN && seg().segno(r.lsn) == DAMAGED)
+            .unwrap();
+        flip_last_byte(dir.path(), &records[bad]);
+        let (wal, report) = Wal::open(dir.path(), config(format, RecoveryMode::default())).unwrap();
+        assert!(report.clean_shutdown, "{format}");
+        assert_eq!(report.last_record, Some(records[bad - 1].lsn), "{format}");
+        let after = wal.insert_span(&Record::new(PLAIN, 0, AFTER)).unwrap();
+        assert!(
+            seg().segno(after.start) > DAMAGED,
+            "{format}: the new record at {} is in the damaged segment",
+            after.start
+        );
+        wal.close().unwrap();
+        for segno in DAMAGED + 1..seg().segno(after.start) {
+            assert!(
+                !segment_path(dir.path(), segno).exists(),
+                "{format}: segment {segno} of the history past the damage is still there"
+            );
+        }
+        let (read, _) = read_from(dir.path(), Some(records[0].lsn));
+        let user: Vec<Lsn> = read
+            .iter()
+            .filter(|r| r.header.rmid == PLAIN || r.header.rmid == IN_BATCH)
+            .map(|r| r.lsn)
+            .collect();
+        let want: Vec<Lsn> = records[..bad]
+            .iter()
+            .filter(|r| r.header.rmid == PLAIN || r.header.rmid == IN_BATCH)
+            .map(|r| r.lsn)
+            .chain([after.start])
+            .collect();
+        assert_eq!(
+            user, want,
+            "{format}: the history before the damage, then the new record"
+        );
+    }
+}
