@@ -4,8 +4,8 @@
 //! direct I/O writes every record and is refused where the file system has
 //! none, and `pg_waldump` reads what the writer wrote, across recycling,
 //! reopen and SIGKILL; `Config`, `Stats` and the recovery report travel
-//! through serde, and the log reports its life as `tracing` events and its
-//! counts as `metrics`.
+//! through serde, and the log reports its life as `tracing` events (its
+//! counts as `metrics`: `tests/metrics_export.rs`, a binary of its own).
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -17,7 +17,6 @@ mod checkpoint_to;
 mod direct_io;
 mod group_commit;
 mod init_ahead;
-mod metrics_export;
 mod open_or_create;
 mod segment_control;
 mod segment_files;
