@@ -6,6 +6,9 @@
 //! sequence u64, filler length u32, CRC-32C of the preceding fields and the
 //! filler, then the filler (bytes derived from run, thread and sequence).
 
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+
 use anyhow::{bail, Context};
 use walden_bench::units::parse_size;
 
@@ -97,6 +100,38 @@ impl Ack {
             self.id.run, self.id.thread, self.id.seq, self.end
         )
     }
+}
+
+/// Opens an acknowledgement file for appending, creating it (and syncing its
+/// directory, so that its entry survives a power cut as its lines do).
+///
+/// A last line without a newline is cut off first: a writer killed inside
+/// `write` can leave part of a line (a write that crosses a page boundary
+/// stops between pages on `SIGKILL`), and that line was never acknowledged,
+/// because its `fdatasync` had not returned. Appending after it would glue
+/// the next line to it and make the file unreadable.
+pub fn open_ack_file(path: &Path) -> anyhow::Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let complete = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if complete < text.len() {
+        file.set_len(complete as u64)
+            .and_then(|()| file.sync_data())
+            .with_context(|| format!("cutting the torn last line of {}", path.display()))?;
+    }
+    let parent = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(parent)
+        .and_then(|dir| dir.sync_all())
+        .with_context(|| format!("syncing the directory {}", parent.display()))?;
+    Ok(file)
 }
 
 /// Parses an acknowledgement file. A last line without a newline was being
@@ -191,5 +226,24 @@ mod tests {
         let text = format!("{}{}1 2 4 0/2", a.line(), a.line());
         assert_eq!(parse_acks(&text).unwrap(), vec![a, a]);
         assert!(parse_acks("1 2 x 0/1\n").is_err());
+    }
+
+    #[test]
+    fn reopening_cuts_a_torn_last_line_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("acked");
+        let a = Ack {
+            id: RecordId {
+                run: 1,
+                thread: 2,
+                seq: 3,
+            },
+            end: walden::Lsn(0x100),
+        };
+        std::fs::write(&path, format!("{}1795770354548024244 3", a.line())).unwrap();
+        let mut file = open_ack_file(&path).unwrap();
+        std::io::Write::write_all(&mut file, a.line().as_bytes()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(parse_acks(&text).unwrap(), vec![a, a]);
     }
 }

@@ -2,9 +2,8 @@
 //! workload: every payload checks itself, and acknowledged (flushed)
 //! records are logged durably to a separate file for `walden verify`.
 
-use std::fs::OpenOptions;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -204,22 +203,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
             .with_context(|| format!("creating {}", args.dir.display()))?
     };
     let acked = match &args.acked {
-        Some(p) => {
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("opening {}", p.display()))?;
-            // The file's entry must survive a power cut as its lines do.
-            let parent = match p.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() => dir,
-                _ => Path::new("."),
-            };
-            std::fs::File::open(parent)
-                .and_then(|dir| dir.sync_all())
-                .with_context(|| format!("syncing the directory {}", parent.display()))?;
-            Some(Mutex::new(file))
-        }
+        Some(p) => Some(Mutex::new(self_checking::open_ack_file(p)?)),
         None => None,
     };
     let clock = std::time::SystemTime::now()
