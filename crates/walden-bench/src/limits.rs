@@ -9,36 +9,36 @@
 //!   without `fdatasync`, into three kinds of target: a *fresh file* (each
 //!   write extends a new file: new page-cache pages, new blocks, as a new
 //!   segment), an *overwrite of a cached file* (a file written and synced
-//!   first, as a recycled segment) and an *`O_DIRECT` write* over such a
-//!   file (no page cache); plus `O_DSYNC` overwrites and two overlapped
-//!   writers for durable 1 MiB writes. Where the file system refuses
-//!   `O_DIRECT`, the probe's result says so ([`LimitResult::unsupported`]).
+//!   first, as recycled segments are; without sync, as large as a WAL's
+//!   working set) and an *`O_DIRECT` write* over such a file (no page
+//!   cache); plus `O_DSYNC` overwrites and two overlapped writers for
+//!   durable 1 MiB writes. Where the file system refuses `O_DIRECT`, the
+//!   probe's result says so ([`LimitResult::unsupported`]);
+//! - memcpy + CRC-32C + overwrite of a cached file ([`Probe::CopyCrcOverwrite`]):
+//!   the least work of a WAL that writes each 1 MiB message it was given.
+//!
+//! What the file-write probes write from and into: [`file_write`].
 
+pub mod file_write;
 pub mod suite;
 
-use std::fs::{File, OpenOptions};
 use std::hint::black_box;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use walden::internals::format::crc::body_crc;
-use walden::DIRECT_IO_ALIGNMENT;
 
 use crate::measure::{run_threads, Measured, Timing};
+pub use file_write::{CACHED_FILE, DURABLE_FILE, FRESH_FILE};
 
 /// Block each bandwidth operation moves: 1 MiB.
 pub const BLOCK: usize = 1 << 20;
 /// Destination of the memcpy probe, per thread: larger than any cache, as
 /// the buffer ring is.
 const COPY_DESTINATION: usize = 64 << 20;
-/// File the write probes cycle through: one default segment's size,
-/// pre-allocated and synced first as WAL segments are, so that a sync
-/// writes data and no metadata.
-const WRITE_FILE: u64 = 16 << 20;
 /// Round trips of the cache-line probe, all batches together.
 const PING_PONGS: u64 = 500_000;
 /// Batches of the cache-line probe (the fastest counts).
@@ -51,7 +51,9 @@ pub enum WriteTarget {
     /// Appends to a new file (emptied again every [`FRESH_FILE`] bytes):
     /// every write allocates page-cache pages and blocks.
     Fresh,
-    /// Overwrites a file written and synced first, cycling through it.
+    /// Overwrites a file written and synced first, cycling through it
+    /// front to back: [`CACHED_FILE`] bytes without sync, [`DURABLE_FILE`]
+    /// per writer with.
     Overwrite,
     /// Overwrites such a file with `O_DIRECT` (page-aligned buffers).
     Direct,
@@ -76,9 +78,6 @@ impl WriteSync {
     }
 }
 
-/// Bytes a [`WriteTarget::Fresh`] file grows to before it is emptied.
-pub const FRESH_FILE: u64 = 64 << 20;
-
 /// One limit to measure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "probe", rename_all = "kebab-case")]
@@ -100,6 +99,14 @@ pub enum Probe {
     },
     /// One cache-line transfer between two threads (ping-pong on one atomic).
     LineTransfer,
+    /// `threads` threads each copying a 1 MiB record into the next block of
+    /// a ring, checksumming it (CRC-32C) and writing the block over the
+    /// next 1 MiB of their share of a cached [`CACHED_FILE`]: what a WAL
+    /// does at least per 1 MiB message it writes without sync.
+    CopyCrcOverwrite {
+        /// Threads.
+        threads: usize,
+    },
     /// `writers` threads each writing `bytes` at a time sequentially into
     /// `target` (each its own region), each write made durable as `sync`
     /// says.
@@ -127,6 +134,7 @@ impl Probe {
             ]);
         }
         out.push(Probe::LineTransfer);
+        out.extend([1, 2].map(|threads| Probe::CopyCrcOverwrite { threads }));
         let write = |target, bytes, sync, writers| Probe::FileWrite {
             target,
             bytes,
@@ -165,6 +173,9 @@ impl Probe {
             Probe::Crc32c { threads } => format!("CRC-32C, {threads} thread(s)"),
             Probe::CopyCrc { threads } => format!("memcpy + CRC-32C, {threads} thread(s)"),
             Probe::LineTransfer => "cache-line transfer between cores".to_owned(),
+            Probe::CopyCrcOverwrite { threads } => format!(
+                "memcpy + CRC-32C + overwrite of a cached file, 1 MiB, {threads} thread(s)"
+            ),
             Probe::FileWrite {
                 target,
                 bytes,
@@ -216,6 +227,11 @@ pub struct LimitResult {
     /// refused `O_DIRECT`); its rates are then 0.
     #[serde(default)]
     pub unsupported: Option<String>,
+    /// Bytes of file a file-write probe cycles through, all writers
+    /// together; `None` for the other probes, and in results from before
+    /// the non-durable overwrite cycled through [`CACHED_FILE`].
+    #[serde(default)]
+    pub working_set_bytes: Option<u64>,
 }
 
 /// A probe that could not run.
@@ -247,28 +263,12 @@ pub fn measure(probe: Probe, dir: &Path, duration: Duration) -> Result<LimitResu
                 p50_ns: None,
                 p99_ns: None,
                 unsupported: None,
+                working_set_bytes: None,
             })
         }
-        Probe::FileWrite { .. } => match file_writes(probe, dir, duration)? {
-            Outcome::Measured(m) => Ok(result(probe, &m, probe_bytes(probe))),
-            Outcome::Unsupported(why) => Ok(LimitResult {
-                probe,
-                ops_per_sec: 0.0,
-                gb_per_sec: None,
-                ns_per_op: f64::INFINITY,
-                p50_ns: None,
-                p99_ns: None,
-                unsupported: Some(why),
-            }),
-        },
-    }
-}
-
-fn probe_bytes(probe: Probe) -> Option<usize> {
-    match probe {
-        Probe::FileWrite { bytes, .. } => Some(bytes),
-        Probe::LineTransfer => None,
-        _ => Some(BLOCK),
+        Probe::FileWrite { .. } | Probe::CopyCrcOverwrite { .. } => {
+            file_write::measure(probe, dir, duration)
+        }
     }
 }
 
@@ -286,6 +286,7 @@ fn result(probe: Probe, m: &Measured, bytes_per_op: Option<usize>) -> LimitResul
         p50_ns: m.latency.percentile(50),
         p99_ns: m.latency.percentile(99),
         unsupported: None,
+        working_set_bytes: None,
     }
 }
 
@@ -400,118 +401,6 @@ fn ping_pong_ns(round_trips: u64, deadline: Instant) -> f64 {
     started.elapsed().as_nanos() as f64 / handoffs as f64
 }
 
-/// A file-write probe's measurement, or why it could not run.
-enum Outcome {
-    Measured(Measured),
-    Unsupported(String),
-}
-
-/// The probe's writers writing for `duration` in files under `dir` (see
-/// [`Probe::FileWrite`]); its files are removed afterwards.
-fn file_writes(probe: Probe, dir: &Path, duration: Duration) -> Result<Outcome, LimitError> {
-    let Probe::FileWrite {
-        target,
-        bytes,
-        sync,
-        writers,
-    } = probe
-    else {
-        return Ok(Outcome::Unsupported(format!(
-            "{}: not a file write",
-            probe.label()
-        )));
-    };
-    let path = dir.join(format!("walden-limits-{}.tmp", std::process::id()));
-    let fail = |source| LimitError {
-        probe: probe.label(),
-        path: path.clone(),
-        source,
-    };
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if sync == WriteSync::OpenDatasync {
-        options.custom_flags(libc::O_DSYNC);
-    }
-    if target == WriteTarget::Direct {
-        options.custom_flags(libc::O_DIRECT);
-    }
-    let timing = if sync.durable() {
-        Timing::Latency
-    } else {
-        Timing::CountOnly
-    };
-    if target == WriteTarget::Fresh {
-        options.create(true).truncate(true);
-    } else {
-        preallocate(&path, WRITE_FILE * writers as u64).map_err(fail)?;
-    }
-    let region = if target == WriteTarget::Fresh {
-        FRESH_FILE
-    } else {
-        WRITE_FILE
-    };
-    let measured = run_threads(writers, duration, timing, |writer| {
-        // A fresh target is one file per writer; the others share one.
-        let file = match target {
-            WriteTarget::Fresh => options.open(path.with_extension(format!("{writer}.tmp")))?,
-            _ => options.open(&path)?,
-        };
-        // Room to align the block as O_DIRECT needs (the alignment the
-        // engine's direct I/O uses; the offsets, multiples of 8 kB, are
-        // aligned to it).
-        let buffer = vec![0xA5u8; bytes + DIRECT_IO_ALIGNMENT];
-        let start = (writer as u64) * region * u64::from(target != WriteTarget::Fresh);
-        let mut at = 0u64;
-        Ok(move || {
-            let aligned = buffer.as_ptr().align_offset(DIRECT_IO_ALIGNMENT);
-            file.write_all_at(&buffer[aligned..aligned + bytes], start + at)?;
-            if sync == WriteSync::Fdatasync {
-                file.sync_data()?;
-            }
-            at += bytes as u64;
-            if at >= region {
-                at = 0;
-                if target == WriteTarget::Fresh {
-                    file.set_len(0)?;
-                }
-            }
-            Ok::<_, io::Error>(())
-        })
-    });
-    let mut removed = Ok(());
-    for writer in 0..writers {
-        let fresh = path.with_extension(format!("{writer}.tmp"));
-        if fresh.exists() {
-            removed = removed.and(std::fs::remove_file(fresh));
-        }
-    }
-    if path.exists() {
-        removed = removed.and(std::fs::remove_file(&path));
-    }
-    let outcome = match measured {
-        Ok(m) => Outcome::Measured(m),
-        Err(e) if target == WriteTarget::Direct && e.raw_os_error() == Some(libc::EINVAL) => {
-            Outcome::Unsupported(format!(
-                "the file system under {} refuses O_DIRECT: {e}",
-                dir.display()
-            ))
-        }
-        Err(e) => return Err(fail(e)),
-    };
-    removed.map_err(fail)?;
-    Ok(outcome)
-}
-
-/// Writes the whole file with zeros and syncs it.
-fn preallocate(path: &Path, len: u64) -> io::Result<()> {
-    let file = File::create(path)?;
-    let zeros = vec![0u8; BLOCK];
-    for at in (0..len).step_by(BLOCK) {
-        file.write_all_at(&zeros, at)?;
-    }
-    file.sync_all()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +414,8 @@ mod tests {
             .filter(|p| matches!(p, Probe::FileWrite { .. }))
             .count();
         assert_eq!(file_writes, 3 * 2 * 2 + 2 + 2);
+        let copies = [1, 2].map(|threads| Probe::CopyCrcOverwrite { threads });
+        assert!(copies.iter().all(|c| probes.contains(c)), "{probes:?}");
         for probe in probes {
             let r = measure(probe, dir.path(), Duration::from_millis(30)).unwrap();
             if let Some(why) = &r.unsupported {
@@ -551,6 +442,19 @@ mod tests {
                 if sync.durable() {
                     assert!(r.p50_ns.unwrap() > 0 && r.p99_ns >= r.p50_ns, "{r:?}");
                 }
+            }
+            // Every non-durable overwrite cycles through the whole working set.
+            let cached = matches!(
+                probe,
+                Probe::CopyCrcOverwrite { .. }
+                    | Probe::FileWrite {
+                        target: WriteTarget::Overwrite,
+                        sync: WriteSync::None,
+                        ..
+                    }
+            );
+            if cached {
+                assert_eq!(r.working_set_bytes, Some(CACHED_FILE), "{r:?}");
             }
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -599,6 +503,10 @@ mod tests {
         assert_eq!(
             p(WriteTarget::Fresh, BLOCK, WriteSync::None, 1),
             "fresh file write, 1 MiB"
+        );
+        assert_eq!(
+            Probe::CopyCrcOverwrite { threads: 2 }.label(),
+            "memcpy + CRC-32C + overwrite of a cached file, 1 MiB, 2 thread(s)"
         );
     }
 }
