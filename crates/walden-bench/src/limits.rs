@@ -17,9 +17,9 @@
 //! - memcpy + CRC-32C + overwrite of a cached file ([`Probe::CopyCrcOverwrite`]):
 //!   the least work of a WAL that writes each 1 MiB message it was given.
 //!
-//! What the file-write probes write from and into: [`file_write`].
+//! What the file-write probes write from and into: `limits/file_write.rs`.
 
-pub mod file_write;
+mod file_write;
 pub mod suite;
 
 use std::hint::black_box;
@@ -173,9 +173,9 @@ impl Probe {
             Probe::Crc32c { threads } => format!("CRC-32C, {threads} thread(s)"),
             Probe::CopyCrc { threads } => format!("memcpy + CRC-32C, {threads} thread(s)"),
             Probe::LineTransfer => "cache-line transfer between cores".to_owned(),
-            Probe::CopyCrcOverwrite { threads } => format!(
-                "memcpy + CRC-32C + overwrite of a cached file, 1 MiB, {threads} thread(s)"
-            ),
+            Probe::CopyCrcOverwrite { threads } => {
+                format!("memcpy + CRC-32C + overwrite of a cached file, 1 MiB, {threads} thread(s)")
+            }
             Probe::FileWrite {
                 target,
                 bytes,

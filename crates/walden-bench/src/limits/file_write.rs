@@ -344,9 +344,8 @@ mod tests {
                 iov_len: buf.len(),
             };
             // SAFETY: one iovec over `buf`, which outlives the call.
-            let n = unsafe {
-                libc::preadv2(file.as_raw_fd(), &iov, 1, at as i64, libc::RWF_NOWAIT)
-            };
+            let n =
+                unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, at as i64, libc::RWF_NOWAIT) };
             if n <= 0 {
                 break;
             }
@@ -374,7 +373,11 @@ mod tests {
         // A small region and source for the test: 16 blocks, 4 of source.
         let region = 16 * bytes as u64;
         preallocate(&path, region).unwrap();
-        let file = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
         let mut w = Writer::new(file.try_clone().unwrap(), plan, 0, 4 * bytes);
         w.region = region;
         let writes = 40;
@@ -382,7 +385,11 @@ mod tests {
             w.write_next().unwrap();
         }
         let on_disk = std::fs::read(&path).unwrap();
-        assert_eq!(on_disk.len() as u64, region, "nothing written past the region");
+        assert_eq!(
+            on_disk.len() as u64,
+            region,
+            "nothing written past the region"
+        );
         let pages = bytes / STAMPED_PAGE;
         for block in 0..16 {
             // The last write that reached this block: front to back, wrapping.
@@ -439,7 +446,10 @@ mod tests {
         let none = plan(WriteTarget::Overwrite, WriteSync::None, 1);
         assert_eq!(none.working_set(), CACHED_FILE);
         let two = plan(WriteTarget::Overwrite, WriteSync::None, 2);
-        assert_eq!((two.region(), two.working_set()), (CACHED_FILE / 2, CACHED_FILE));
+        assert_eq!(
+            (two.region(), two.working_set()),
+            (CACHED_FILE / 2, CACHED_FILE)
+        );
         let durable = plan(WriteTarget::Direct, WriteSync::Fdatasync, 2);
         assert_eq!(durable.working_set(), 2 * DURABLE_FILE);
         let fresh = plan(WriteTarget::Fresh, WriteSync::None, 1);

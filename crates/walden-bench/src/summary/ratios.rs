@@ -493,7 +493,10 @@ mod tests {
             ..Results::default()
         };
         let rows = limit_fractions(&r);
-        assert!(rows.iter().all(|f| !f.what.contains("overwrite")), "{rows:?}");
+        assert!(
+            rows.iter().all(|f| !f.what.contains("overwrite")),
+            "{rows:?}"
+        );
         let measured = write_limit(WriteTarget::Overwrite, WriteSync::None, 1, 6.0);
         let r = Results {
             limits: vec![measured],
