@@ -72,6 +72,38 @@ fn async_commit_returns_before_durable_then_the_writer_makes_it_durable() {
 }
 
 #[test]
+fn a_synchronous_commit_writes_its_record_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    // The least `writer_flush_after` and a delay longer than the test: only
+    // an inserter's wake-up could start a round of the background writer.
+    let config = Config {
+        writer_delay: Some(Duration::from_secs(10)),
+        writer_flush_after: 8 << 10,
+        sync_method: SyncMethod::None,
+        ..config(false)
+    };
+    let wal = Wal::create(dir.path(), config).unwrap();
+    let before = wal.stats().writer;
+    let (records, bytes) = (20, 64 << 10);
+    for _ in 0..records {
+        wal.insert_and_flush(&Record::new(128, 0, vec![7; bytes]))
+            .unwrap();
+    }
+    let after = wal.stats().writer;
+    assert_eq!(
+        after.bytes_by_background_writer, before.bytes_by_background_writer,
+        "{after:?}"
+    );
+    let flushed = after.bytes_by_flushes - before.bytes_by_flushes;
+    assert!(flushed >= (records * bytes) as u64, "{after:?}");
+    // A plain insert still wakes it.
+    let end = wal.insert(&Record::new(128, 0, vec![7; bytes])).unwrap();
+    wait_durable(&wal, end);
+    assert!(wal.stats().writer.bytes_by_background_writer > after.bytes_by_background_writer);
+    wal.close().unwrap();
+}
+
+#[test]
 fn writer_settings_are_checked() {
     let bad = |c: Config| c.validate().unwrap_err();
     assert_eq!(
