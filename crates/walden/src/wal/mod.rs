@@ -119,13 +119,18 @@ impl Shared {
         self.checkpoint_locked(&mut last, RedoPoint::Keep)
     }
 
+    /// True if the log takes automatic checkpoints (by volume or time) or
+    /// retires segments by age: work [`Shared::auto_checkpoint`] does.
+    fn checkpoints_on_its_own(&self) -> bool {
+        !self.policy.is_off() || self.config.wal_keep_for.is_some()
+    }
+
     /// Takes a checkpoint if the policy says one is due, or retires
     /// segments whose retention by age ran out; errors are logged (a
     /// failed sync poisons the log, and the next call reports it).
     fn auto_checkpoint(&self) {
-        let idle = self.policy.is_off() && self.config.wal_keep_for.is_none();
         // A poisoned log takes no checkpoint: the next call reports why.
-        if idle || self.insert.writer.check().is_err() {
+        if !self.checkpoints_on_its_own() || self.insert.writer.check().is_err() {
             return;
         }
         let Some(mut last) = self.policy.try_serial() else {
@@ -503,17 +508,24 @@ impl Wal {
     /// `writer_delay`; a crash before then loses it. If a write or sync
     /// fails first, it never becomes durable and every later call fails.
     ///
-    /// Without it, the caller writes its record itself and does not wake
-    /// the background writer for it (`writer_flush_after`), as a
-    /// synchronous commit does not wake PostgreSQL's walwriter: the wake-up
-    /// would only hand the write to another thread while this one waits
-    /// for it (in profiles of 1 MiB messages without sync, the background
-    /// writer made a third of the samples, each message a wake-up).
+    /// Without it, the caller writes its record itself, and unless the log
+    /// checkpoints on its own (`max_wal_size`, `checkpoint_timeout`,
+    /// `wal_keep_for`: the background writer's rounds take those
+    /// checkpoints, and `writer_flush_after` bounds how late) it does not
+    /// wake the background writer for it, as a synchronous commit does not
+    /// wake PostgreSQL's walwriter: the wake-up would only hand the write
+    /// to another thread while this one waits for it (in profiles of 1 MiB
+    /// messages without sync, the background writer made a third of the
+    /// samples, each message a wake-up).
     pub fn insert_and_flush(&self, rec: &Record) -> Result<Lsn, Error> {
         if self.shared.config.async_commit {
             return self.insert(rec);
         }
-        let end = self.shared.insert.insert(rec)?.end;
+        let end = if self.shared.checkpoints_on_its_own() {
+            self.insert(rec)?
+        } else {
+            self.shared.insert.insert(rec)?.end
+        };
         self.flush(end)?;
         Ok(end)
     }
