@@ -6,14 +6,16 @@
 //! multi-page record are not covered: the CRC is over the record put back
 //! together.
 //!
-//! The insert path computes the body part before it knows the record's
-//! prev-link, outside any lock, over the body's parts without assembling
-//! them ([`parts_crc`]), and finishes it once the header is complete
+//! The insert path computes the body part over the body's parts without
+//! assembling them ([`parts_crc`]), as it copies them in (before the
+//! reservation for a record longer than a page, so that it overlaps other
+//! inserters' work), and finishes it once the header is complete
 //! ([`finish_record_crc`], or `WalFormat::seal_header`).
 //!
-//! Every CRC here goes through [`append`]: the `crc32c` crate for long
-//! inputs, and for short ones (a record header, the body of a small record)
-//! the CPU's CRC-32C instruction run inline over 8 bytes at a time. The
+//! Every CRC here checks the CPU once per call (`extend`) and goes, part by
+//! part, to the `crc32c` crate for long inputs, and for short ones (a record
+//! header, the body of a small record) to the CPU's CRC-32C instruction run
+//! inline over 8 bytes at a time. The
 //! crate's setup for long inputs (splitting off unaligned ends, three
 //! interleaved streams) costs more than the CRC of a few dozen bytes, and
 //! a batch of small records computes two such CRCs per record.
@@ -29,17 +31,40 @@ const SHORT_INPUT: usize = 768;
 /// `crc32c::crc32c_append`, and faster for inputs of a few dozen bytes.
 #[inline]
 pub fn append(crc: u32, bytes: &[u8]) -> u32 {
+    extend(crc, &[bytes])
+}
+
+/// `crc` extended over each of `parts` in order, checking the CPU once.
+#[inline]
+fn extend(crc: u32, parts: &[&[u8]]) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if bytes.len() < SHORT_INPUT && std::arch::is_x86_feature_detected!("sse4.2") {
+    if std::arch::is_x86_feature_detected!("sse4.2") {
         // SAFETY: the CPU has SSE4.2, checked just above.
-        return unsafe { append_sse42(crc, bytes) };
+        return unsafe { extend_sse42(crc, parts) };
     }
-    crc32c::crc32c_append(crc, bytes)
+    parts
+        .iter()
+        .fold(crc, |crc, part| crc32c::crc32c_append(crc, part))
+}
+
+/// [`extend`] on a CPU with SSE4.2: short parts inline
+/// ([`append_sse42`]), long ones through the crate.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+fn extend_sse42(crc: u32, parts: &[&[u8]]) -> u32 {
+    parts.iter().fold(crc, |crc, part| {
+        if part.len() < SHORT_INPUT {
+            append_sse42(crc, part)
+        } else {
+            crc32c::crc32c_append(crc, part)
+        }
+    })
 }
 
 /// [`append`] with SSE4.2's CRC-32C instruction, one stream, 8 bytes at a
 /// time, then 4, 2 and 1.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "sse4.2")]
 fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
     use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
@@ -79,9 +104,7 @@ pub fn body_crc(body: &[u8]) -> u32 {
 /// `XLogRecordAssemble`.
 #[inline]
 pub fn parts_crc(parts: &[&[u8]]) -> u32 {
-    parts
-        .iter()
-        .fold(0, |crc, part| append(crc, part))
+    parts.iter().fold(0, |crc, part| append(crc, part))
 }
 
 /// Completes a record CRC from [`body_crc`] and the finished header.

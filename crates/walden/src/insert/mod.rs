@@ -277,8 +277,7 @@ impl InsertPath {
         rec.validate()?;
         let mut body = Vec::new();
         rec.encode_body(&mut body);
-        let no_prefix = crate::format::body::MainDataHeader::new(0);
-        self.insert_pending(Pending::with_body(self.format, rec, no_prefix, &body))
+        self.insert_pending(Pending::with_body(self.format, rec, false, &body))
     }
 
     /// Fills the reservation `r` with `items`, records whose headers are
@@ -333,7 +332,8 @@ impl InsertPath {
                 let sealed = &mut sealed[..self.format.record_header_size()];
                 self.format
                     .seal_header(&header, at, self.seg, item.body_crc(), sealed);
-                self.copy_record(sealed, &item.body(), at, progress)?
+                let prefix = item.prefix();
+                self.copy_record(sealed, &[prefix.as_bytes(), item.data()], at, progress)?
             };
             placed(RecordSpan { start: at, end });
             if r.prev != PrevLink::NotKept {

@@ -3,10 +3,8 @@
 //!
 //! A record that fits in its page (every record of a batch of small ones
 //! but those a page boundary cuts) is written straight into its bytes of
-//! the ring, padding first, then its body, and its CRC is computed over
-//! the body where it now lies, contiguous, rather than over the parts it
-//! was copied from: one CRC call per part of a record costs more than the
-//! CRC itself for records of tens of bytes. A record that crosses a page
+//! the ring, padding first, then its body, then its header, sealed in
+//! place, with the rest of the record's CRC over the header bytes there. A record that crosses a page
 //! is copied part by part (`InsertPath::copy_record`); one too long to
 //! fit in any page gets its body's CRC before the reservation, so that
 //! computing it overlaps other inserters' work.
@@ -26,7 +24,10 @@ use crate::record::Record;
 /// takes.
 pub(super) struct Pending<'b> {
     pub(super) header: RecordHeader,
-    prefix: MainDataHeader,
+    /// Whether the body starts with the main-data header for `data`
+    /// (built as the record is written: a copy of it here would be stored
+    /// byte by byte and read back whole, which stalls the CPU).
+    main_data_header: bool,
     data: &'b [u8],
     /// The body's CRC, computed before the reservation for a record too
     /// long to fit in any page; `None` for the others, whose CRC is
@@ -50,17 +51,19 @@ pub(super) fn body_len(rec: &Record) -> usize {
 impl<'b> Pending<'b> {
     /// `rec` (validated) in a `format` log.
     pub(super) fn new(format: WalFormat, rec: &'b Record) -> Self {
-        Pending::with_body(format, rec, rec.body_header(), &rec.data)
+        Pending::with_body(format, rec, true, &rec.data)
     }
 
     /// A record with `rec`'s header fields (`rec` validated) and the body
-    /// `prefix` then `data`, in a `format` log.
+    /// `data`, after its main-data header if `main_data_header`, in a
+    /// `format` log.
     pub(super) fn with_body(
         format: WalFormat,
         rec: &Record,
-        prefix: MainDataHeader,
+        main_data_header: bool,
         data: &'b [u8],
     ) -> Self {
+        let prefix = Pending::prefix_for(main_data_header, data);
         let body_len = prefix.as_bytes().len() + data.len();
         let tot_len = format.record_header_size() + body_len;
         // No page holds more record bytes than this.
@@ -75,22 +78,33 @@ impl<'b> Pending<'b> {
                 rmid: rec.rmid,
                 crc: 0,
             },
-            prefix,
+            main_data_header,
             data,
             body_crc: (!fits_a_page).then(|| crc::parts_crc(&[prefix.as_bytes(), data])),
             size: reserved_size(format, body_len),
         }
     }
 
-    /// The body's parts, in order.
-    pub(super) fn body(&self) -> [&[u8]; 2] {
-        [self.prefix.as_bytes(), self.data]
+    /// The header `data` starts with in the body: the main-data header,
+    /// or none.
+    fn prefix_for(main_data_header: bool, data: &[u8]) -> MainDataHeader {
+        MainDataHeader::new(if main_data_header { data.len() } else { 0 })
+    }
+
+    /// The header the body starts with, before [`Self::data`].
+    pub(super) fn prefix(&self) -> MainDataHeader {
+        Pending::prefix_for(self.main_data_header, self.data)
+    }
+
+    /// The body's bytes after [`Self::prefix`].
+    pub(super) fn data(&self) -> &'b [u8] {
+        self.data
     }
 
     /// The body's CRC, from its parts unless computed already.
     pub(super) fn body_crc(&self) -> u32 {
         self.body_crc
-            .unwrap_or_else(|| crc::parts_crc(&self.body()))
+            .unwrap_or_else(|| crc::parts_crc(&[self.prefix().as_bytes(), self.data]))
     }
 
     /// Writes the record with `header` (this record's, its prev-link
@@ -106,20 +120,22 @@ impl<'b> Pending<'b> {
         out: &mut [u8],
     ) {
         debug_assert_eq!(out.len() as u64, self.size);
+        debug_assert!(self.body_crc.is_none(), "a record that fits a page");
         // The padding, fewer than 8 bytes, lies in the last 8 (a record
         // takes at least 16): zero them with one store, then copy the
         // record over the rest of them.
         let last8 = out.len() - 8;
         out[last8..].copy_from_slice(&[0; 8]);
         let (head, body) = out.split_at_mut(format.record_header_size());
-        let prefix = self.prefix.as_bytes();
+        let prefix = self.prefix();
+        let prefix = prefix.as_bytes();
         let (body_prefix, body_data) = body.split_at_mut(prefix.len());
+        let body_data = &mut body_data[..self.data.len()];
         body_prefix.copy_from_slice(prefix);
-        body_data[..self.data.len()].copy_from_slice(self.data);
-        let body_len = prefix.len() + self.data.len();
-        let body_crc = self
-            .body_crc
-            .unwrap_or_else(|| crc::body_crc(&body[..body_len]));
+        body_data.copy_from_slice(self.data);
+        // From the sources: reading back bytes just stored in pieces
+        // would stall on the stores.
+        let body_crc = crc::parts_crc(&[prefix, self.data]);
         format.seal_header(header, at, seg, body_crc, head);
     }
 }
