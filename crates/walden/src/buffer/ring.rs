@@ -391,3 +391,39 @@ impl Drop for BufferRing {
         drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, self.pages)) });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Page `P` lives in slot `P % pages` and the ring's memory wraps after
+    /// the last slot, whether the slot is found by a mask (a power of two
+    /// of pages) or by division.
+    #[test]
+    fn pages_map_to_slots_round_the_ring() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let id = PageIdentity {
+            timeline: 1,
+            system_id: 7,
+            format: WalFormat::Postgres15,
+        };
+        for pages in [2, 3, 4, 5, 7, 8, 31, 32] {
+            let ring = BufferRing::new(pages, seg, id);
+            assert_eq!(ring.slot_mask.is_some(), pages.is_power_of_two());
+            for p in 0..3 * pages as u64 + 2 {
+                let page = Lsn(p * PAGE_SIZE);
+                assert_eq!(
+                    ring.slot(page),
+                    (p % pages as u64) as usize,
+                    "{pages} pages"
+                );
+                let wrap = (p / pages as u64 + 1) * pages as u64 * PAGE_SIZE;
+                assert_eq!(
+                    ring.contiguous_end(Lsn(page.0 + 100)),
+                    Lsn(wrap),
+                    "{pages} pages"
+                );
+            }
+        }
+    }
+}
