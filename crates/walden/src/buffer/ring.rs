@@ -392,7 +392,7 @@ impl Drop for BufferRing {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom), not(shuttle)))]
 mod tests {
     use super::*;
 
