@@ -66,6 +66,9 @@ pub struct PageIdentity {
 pub struct BufferRing {
     base: NonNull<u8>,
     pages: usize,
+    /// `pages - 1` when `pages` is a power of two (the default ring's
+    /// 2048 pages): a page's slot is then a mask away, not a division.
+    slot_mask: Option<u64>,
     page_end: Box<[AtomicU64]>,
     seg: SegmentSize,
     id: PageIdentity,
@@ -102,6 +105,7 @@ impl BufferRing {
         BufferRing {
             base,
             pages,
+            slot_mask: pages.is_power_of_two().then_some(pages as u64 - 1),
             page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
             seg,
             id,
@@ -139,7 +143,11 @@ impl BufferRing {
 
     #[inline]
     fn slot(&self, page_start: Lsn) -> usize {
-        ((page_start.0 / PAGE_SIZE) % self.pages as u64) as usize
+        let page = page_start.0 / PAGE_SIZE;
+        (match self.slot_mask {
+            Some(mask) => page & mask,
+            None => page % self.pages as u64,
+        }) as usize
     }
 
     #[inline]
@@ -243,6 +251,27 @@ impl BufferRing {
         self.tracker.shared(self.slot(at.page_start()));
         // SAFETY: in bounds (one page) and owned by the caller per the contract.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr(at), bytes.len()) };
+    }
+
+    /// The `len` bytes at `at` (within one page), for the caller to write a
+    /// record of its reservation in place: copy it in, then CRC it where it
+    /// lies.
+    ///
+    /// # Safety
+    /// The page is initialised ([`BufferRing::holds`] returned true) and the
+    /// range is part of the caller's reservation, so no other thread
+    /// accesses these bytes while the slice lives: each inserter writes
+    /// only its own reservation, and the writer reads it only after the
+    /// caller's insertion has finished (module docs). With the prev-link in
+    /// the buffer, the caller has read its own `xl_prev` field before.
+    #[inline]
+    #[allow(clippy::mut_from_ref)] // exclusive by the contract above
+    pub unsafe fn reserved_mut(&self, at: Lsn, len: usize) -> &mut [u8] {
+        debug_assert!(at.page_offset() as usize + len <= PAGE_SIZE as usize);
+        self.tracker.shared(self.slot(at.page_start()));
+        // SAFETY: in bounds (one page), and no other access to these bytes
+        // while the slice lives, per the contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(at), len) }
     }
 
     /// Marks the page at `page_start` as beginning with `rem_len` bytes of a
@@ -350,9 +379,8 @@ impl BufferRing {
 
     /// The first LSN after `from` at which the ring's memory wraps around.
     pub fn contiguous_end(&self, from: Lsn) -> Lsn {
-        let page = from.0 / PAGE_SIZE;
-        let left_in_ring = self.pages as u64 - page % self.pages as u64;
-        Lsn((page + left_in_ring) * PAGE_SIZE)
+        let left_in_ring = (self.pages - self.slot(from.page_start())) as u64;
+        Lsn(from.page_start().0 + left_in_ring * PAGE_SIZE)
     }
 }
 
@@ -361,5 +389,41 @@ impl Drop for BufferRing {
         let base = self.base.as_ptr().cast::<AlignedPage>();
         // SAFETY: `base` came from Box::leak of a boxed slice of `pages` pages.
         drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(base, self.pages)) });
+    }
+}
+
+#[cfg(all(test, not(loom), not(shuttle)))]
+mod tests {
+    use super::*;
+
+    /// Page `P` lives in slot `P % pages` and the ring's memory wraps after
+    /// the last slot, whether the slot is found by a mask (a power of two
+    /// of pages) or by division.
+    #[test]
+    fn pages_map_to_slots_round_the_ring() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let id = PageIdentity {
+            timeline: 1,
+            system_id: 7,
+            format: WalFormat::Postgres15,
+        };
+        for pages in [2, 3, 4, 5, 7, 8, 31, 32] {
+            let ring = BufferRing::new(pages, seg, id);
+            assert_eq!(ring.slot_mask.is_some(), pages.is_power_of_two());
+            for p in 0..3 * pages as u64 + 2 {
+                let page = Lsn(p * PAGE_SIZE);
+                assert_eq!(
+                    ring.slot(page),
+                    (p % pages as u64) as usize,
+                    "{pages} pages"
+                );
+                let wrap = (p / pages as u64 + 1) * pages as u64 * PAGE_SIZE;
+                assert_eq!(
+                    ring.contiguous_end(Lsn(page.0 + 100)),
+                    Lsn(wrap),
+                    "{pages} pages"
+                );
+            }
+        }
     }
 }

@@ -170,7 +170,7 @@ impl WalFormat {
     /// (`format::crc::body_crc`) and its encoded header (only the bytes
     /// before [`crc_offset`](Self::crc_offset) are used).
     pub fn finish_crc(self, body_crc: u32, header: &[u8]) -> u32 {
-        crc32c::crc32c_append(body_crc, &header[..self.crc_offset()])
+        super::crc::append(body_crc, &header[..self.crc_offset()])
     }
 
     /// The CRC of a record with this encoded header and body.

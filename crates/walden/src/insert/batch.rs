@@ -11,10 +11,10 @@
 //! not at all. A batch of one record is inserted as that record alone.
 //! PostgreSQL: none (its records are inserted one at a time).
 
+use super::pending::{body_len, reserved_size, Pending};
 use super::slots::InsertionProgress;
-use super::{CriticalSection, InsertPath, Pending, RecordSpan};
+use super::{CriticalSection, InsertPath, RecordSpan};
 use crate::error::Error;
-use crate::format::body::MainDataHeader;
 use crate::format::message::BatchMarker;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_NOOP};
 use crate::lsn::Lsn;
@@ -45,41 +45,38 @@ impl InsertPath {
         if records.is_empty() {
             return Ok(BatchSpans::default());
         }
+        let format = self.format;
+        // One pass before the reservation: validate and size the records.
+        let mut bytes = 0;
         for rec in records {
             rec.validate()?;
+            bytes += reserved_size(format, body_len(rec));
         }
         let count =
             u32::try_from(records.len()).map_err(|_| RecordError::BatchTooLarge(records.len()))?;
         self.writer.check()?;
-        // Everything but the prev-links, outside the critical section.
-        let headers: Vec<MainDataHeader> = records.iter().map(Record::body_header).collect();
-        let bodies: Vec<[&[u8]; 2]> = records
-            .iter()
-            .zip(&headers)
-            .map(|(rec, h)| [h.as_bytes(), &rec.data[..]])
-            .collect();
-        let items: Vec<Pending> = records
-            .iter()
-            .zip(&bodies)
-            .map(|(rec, body)| Pending::new(self.format, rec, body))
-            .collect();
         let marker = BatchMarker {
             records: count,
-            bytes: items.iter().map(|p| p.size).sum(),
+            bytes,
         };
         let marker_data = marker.encode();
         let marker_rec = Record::new(RM_XLOG_ID, XLOG_NOOP, &marker_data[..]);
-        let marker_header = marker_rec.body_header();
-        let marker_body = [marker_header.as_bytes(), &marker_data[..]];
-        let marker_item = Pending::new(self.format, &marker_rec, &marker_body);
-        let total = marker_item.size + marker.bytes;
-        let last = total - items.last().map_or(0, |p| p.size);
+        let marker_item = Pending::new(format, &marker_rec);
+        let total = marker_item.size + bytes;
+        let last = total
+            - records
+                .last()
+                .map_or(0, |rec| reserved_size(format, body_len(rec)));
+        // The records' headers and CRCs are completed as they are placed,
+        // in the one pass that copies them.
+        let items =
+            std::iter::once(marker_item).chain(records.iter().map(|rec| Pending::new(format, rec)));
         let mut spans = Vec::with_capacity(records.len());
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
         let r = self.reserver.reserve_batch(total, last);
         let marker_at = self.seg.pos_to_start_lsn(r.start);
-        let placed = self.place_run(r, std::iter::once(marker_item).chain(items), &slot, |s| {
+        let placed = self.place_run(r, items, &slot, |s| {
             if s.start != marker_at {
                 spans.push(s);
             }

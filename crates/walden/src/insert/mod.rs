@@ -12,6 +12,7 @@
 //! (the only error possible there) poisons the log.
 
 mod batch;
+mod pending;
 pub mod reserve;
 pub mod slots;
 #[cfg(test)]
@@ -31,6 +32,7 @@ use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 use crate::write::{Caller, SegmentSupply, Writer};
+use pending::Pending;
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
 use slots::{InsertionProgress, SlotArray, SlotStats};
@@ -43,38 +45,6 @@ pub struct RecordSpan {
     /// LSN just past the record: pass it to [`crate::Wal::flush`]
     /// (PostgreSQL: `XLogInsert`'s return value).
     pub end: Lsn,
-}
-
-/// One record of a run, ready to be placed: its header (prev-link still to
-/// fill), its body's parts and their CRC, and the bytes it takes.
-struct Pending<'b> {
-    header: RecordHeader,
-    body_crc: u32,
-    body: &'b [&'b [u8]],
-    /// Reserved bytes: the record's length rounded up to 8.
-    size: u64,
-}
-
-impl<'b> Pending<'b> {
-    /// `rec`'s header fields with the body `body`, in a `format` log; `rec`
-    /// is validated. Computes the body's CRC.
-    fn new(format: WalFormat, rec: &Record, body: &'b [&'b [u8]]) -> Self {
-        let tot_len = format.record_header_size() + body.iter().map(|p| p.len()).sum::<usize>();
-        Pending {
-            header: RecordHeader {
-                // At most MAX_RECORD_SIZE: `rec` is validated.
-                tot_len: tot_len as u32,
-                xid: rec.xid,
-                prev: Lsn::INVALID,
-                info: rec.info,
-                rmid: rec.rmid,
-                crc: 0,
-            },
-            body_crc: crc::parts_crc(body),
-            body,
-            size: maxalign(tot_len as u64),
-        }
-    }
 }
 
 /// Aborts the process if dropped while unwinding: a panic between
@@ -281,17 +251,12 @@ impl InsertPath {
     /// chain, `CopyXLogRecordToWAL`).
     pub(crate) fn insert(&self, rec: &Record) -> Result<RecordSpan, Error> {
         rec.validate()?;
-        let body_header = rec.body_header();
-        self.insert_body(rec, &[body_header.as_bytes(), &rec.data])
+        self.insert_pending(Pending::new(self.format, rec))
     }
 
-    /// Inserts the record with `rec`'s header fields and the body made of
-    /// `body`'s parts, in order; `rec` is validated.
-    fn insert_body(&self, rec: &Record, body: &[&[u8]]) -> Result<RecordSpan, Error> {
+    /// Inserts `item`, whose record is validated.
+    fn insert_pending(&self, item: Pending) -> Result<RecordSpan, Error> {
         self.writer.check()?;
-        // Outside the critical section: a long record's CRC overlaps other
-        // inserters' work.
-        let item = Pending::new(self.format, rec, body);
         let size = item.size;
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
@@ -312,14 +277,16 @@ impl InsertPath {
         rec.validate()?;
         let mut body = Vec::new();
         rec.encode_body(&mut body);
-        self.insert_body(rec, &[&body])
+        self.insert_pending(Pending::with_body(self.format, rec, false, &body))
     }
 
     /// Fills the reservation `r` with `items`, records whose headers are
     /// still to be finished, one after the other, and reports each one's
     /// span to `placed`: gets the first one's prev-link (each later one
     /// links to the one before it), seals each header in the log's format,
-    /// copies the headers and bodies in, and, with `PrevLinkInBuffer`,
+    /// copies the headers and bodies in (a record that fits in the rest of
+    /// its page written there in one go, [`Pending::write_in_page`]; one
+    /// that crosses a page by [`Self::copy_record`]), and, with `PrevLinkInBuffer`,
     /// writes the next reservation's prev-link, the last record's start,
     /// into the buffer (before the copy, or after it for a run about the
     /// ring's size; see [`reserve::prev_link_in_buffer`]).
@@ -338,28 +305,53 @@ impl InsertPath {
             self.publish_next_link(&r, self.advertisement(run_start), progress)?;
         }
         let mut prev = self.prev_link(&r, run_start, progress)?;
-        let mut at = r.start;
+        // Where the next record starts, and the page last made sure of
+        // (`map_page`), so that a run of records in one page maps it once.
+        let mut at = run_start;
+        let mut mapped = None;
+        let mut end = at;
         for item in items {
-            let start = self.seg.pos_to_start_lsn(at);
             let header = RecordHeader {
                 prev,
                 ..item.header
             };
-            let mut sealed = [0; RECORD_HEADER_SIZE];
-            let sealed = &mut sealed[..self.format.record_header_size()];
-            self.format
-                .seal_header(&header, start, self.seg, item.body_crc, sealed);
-            self.copy_record(sealed, item.body, at, progress)?;
-            at += item.size;
-            placed(RecordSpan {
-                start,
-                end: self.seg.pos_to_end_lsn(at),
-            });
+            let page = at.page_start();
+            end = if item.size <= PAGE_SIZE - at.page_offset() {
+                if mapped != Some(page) {
+                    self.map_page(page, self.advertisement(at), progress)?;
+                    mapped = Some(page);
+                }
+                // SAFETY: the page is initialised (map_page) and the record's
+                // bytes, padding included, are in our reservation and in
+                // this page.
+                let out = unsafe { self.ring.reserved_mut(at, item.size as usize) };
+                item.write_in_page(&header, self.format, at, self.seg, out);
+                Lsn(at.0 + item.size)
+            } else {
+                let mut sealed = [0; RECORD_HEADER_SIZE];
+                let sealed = &mut sealed[..self.format.record_header_size()];
+                self.format
+                    .seal_header(&header, at, self.seg, item.body_crc(), sealed);
+                let prefix = item.prefix();
+                self.copy_record(sealed, &[prefix.as_bytes(), item.data()], at, progress)?
+            };
+            placed(RecordSpan { start: at, end });
             if r.prev != PrevLink::NotKept {
-                prev = start;
+                prev = at;
             }
+            // A record ending on a page boundary: the next one starts past
+            // the next page's header.
+            at = if end.page_offset() == 0 {
+                Lsn(end.0 + self.seg.page_header_size(end))
+            } else {
+                end
+            };
         }
-        debug_assert_eq!(at, r.end, "the items fill the reservation");
+        debug_assert_eq!(
+            end,
+            self.seg.pos_to_end_lsn(r.end),
+            "the items fill the reservation"
+        );
         if after_copy {
             let run_end = self.seg.pos_to_end_lsn(r.end);
             self.publish_next_link(&r, self.advertisement(run_end), progress)?;
@@ -452,12 +444,11 @@ impl InsertPath {
         let mut sealed = [0; RECORD_HEADER_SIZE];
         let sealed = &mut sealed[..header_size];
         format.seal_header(&header, start, self.seg, crc::body_crc(&[]), sealed);
-        self.copy_record(sealed, &[], r.start, &all)?;
+        let record_end = self.copy_record(sealed, &[], start, &all)?;
         // The rest of the segment belongs to the switch record: the rest of
         // its page and every page after it go out all zeros, headers
         // included, as PostgreSQL 15 writes them. The ring does not zero
         // pages (`BufferRing::init_page`), so this does.
-        let record_end = self.seg.pos_to_end_lsn(r.start + header_size as u64);
         let seg_end = self.seg.pos_to_end_lsn(r.end);
         if record_end.page_offset() != 0 {
             // SAFETY: the record's page is initialised (copy_record mapped
@@ -485,19 +476,20 @@ impl InsertPath {
     }
 
     /// Copies a record, its sealed `header` then its `body` parts in
-    /// order, into the ring at usable position `start`, each byte once,
-    /// across pages and segments, marking each page it continues onto with
-    /// the record bytes still to come (`xlp_rem_len`), and zeroes its
-    /// alignment padding: every byte of its reservation is written.
+    /// order, into the ring at `start` (the LSN of its first byte), each
+    /// byte once, across pages and segments, marking each page it
+    /// continues onto with the record bytes still to come (`xlp_rem_len`),
+    /// and zeroes its alignment padding: every byte of its reservation is
+    /// written. Returns the LSN just past the record and its padding.
     fn copy_record(
         &self,
         header: &[u8],
         body: &[&[u8]],
-        start: u64,
+        start: Lsn,
         progress: &impl InsertionProgress,
-    ) -> Result<(), Error> {
+    ) -> Result<Lsn, Error> {
         let mut remaining = header.len() + body.iter().map(|p| p.len()).sum::<usize>();
-        let mut at = self.seg.pos_to_start_lsn(start);
+        let mut at = start;
         self.map_page(at.page_start(), self.advertisement(at), progress)?;
         let mut room = (PAGE_SIZE - at.page_offset()) as usize;
         for part in std::iter::once(header).chain(body.iter().copied()) {
@@ -528,7 +520,7 @@ impl InsertPath {
             // SAFETY: the page is initialised and the padding is ours.
             unsafe { self.ring.zero(at, pad) };
         }
-        Ok(())
+        Ok(Lsn(at.0 + pad as u64))
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

@@ -185,7 +185,9 @@ fn assert_same_segments(what: &str, ours: &Path, reference: &Path, seg: SegmentS
 }
 
 /// Every format with every reservation design that serves it, over 1 MiB
-/// segments and a ring smaller than a record (pages are evicted mid-copy).
+/// segments and a ring smaller than a record (pages are evicted mid-copy)
+/// of 31 pages, not a power of two, so that its slots are found by
+/// division (the default ring's by a mask).
 fn design_configs() -> Vec<Config> {
     let mut configs = Vec::new();
     for format in WalFormat::ALL {
@@ -194,7 +196,7 @@ fn design_configs() -> Vec<Config> {
                 format,
                 reservation,
                 segment_size: 1 << 20,
-                buffers: 256 << 10,
+                buffers: 31 * PAGE_SIZE,
                 ..Config::default()
             };
             if config.validate().is_ok() {

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 #[cfg(test)]
 use crate::format::body::encode_main_data;
-use crate::format::body::{main_data_header_len, MainDataHeader};
+use crate::format::body::main_data_header_len;
 use crate::format::message::LogicalMessage;
 use crate::format::record::RECORD_HEADER_SIZE;
 use crate::format::rmgr;
@@ -161,16 +161,9 @@ impl<'a> Record<'a> {
         Ok(())
     }
 
-    /// The header of the record's body: with [`Record::data`] after it, the
-    /// whole body. The insert path copies the two parts straight into the
-    /// log, without putting them together.
-    pub(crate) fn body_header(&self) -> MainDataHeader {
-        MainDataHeader::new(self.data.len())
-    }
-
     /// Appends the body (everything after the 24-byte header) to `out`: the
-    /// contiguous encoding, the reference the insert path's parts
-    /// ([`Record::body_header`], then the data) are checked against.
+    /// contiguous encoding, the reference the insert path's parts (the
+    /// main-data header, then the data) are checked against.
     #[cfg(test)]
     pub(crate) fn encode_body(&self, out: &mut Vec<u8>) {
         if !self.data.is_empty() {
