@@ -81,6 +81,14 @@ impl WaitQueue {
         result
     }
 
+    /// Threads parked (or about to park) here: tests wait for a waiter to
+    /// be parked before they change its condition.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn parked(&self) -> u32 {
+        // Relaxed: the caller polls it.
+        self.parked.load(Ordering::Relaxed)
+    }
+
     /// Wakes every parked waiter so it re-checks its condition.
     pub fn notify_all(&self) {
         // AcqRel: Release publishes the caller's state change to a waiter
