@@ -124,6 +124,37 @@ impl WaitQueue {
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Once a notifier has woken a parked waiter whose condition now
+    /// holds, the next notifier finds no one parked, even before the woken
+    /// waiter ran: it skips the lock and the wake-up call. (With the count
+    /// held until the waiter left, every notifier in between paid both.)
+    #[test]
+    fn a_notifier_clears_the_count_of_the_waiters_it_woke() {
+        let q = WaitQueue::new();
+        let flag = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                // Acquire: the WaitQueue contract.
+                q.wait_until(|| flag.load(Ordering::Acquire), &mut Watchdog::new(None))
+            });
+            while q.parked() == 0 {
+                std::thread::yield_now();
+            }
+            // Relaxed: notify_all publishes it.
+            flag.store(true, Ordering::Relaxed);
+            q.notify_all();
+            assert_eq!(q.parked(), 0, "the woken waiter is still counted");
+            assert!(waiter.join().unwrap().is_ok());
+            assert_eq!(q.parked(), 0, "the waiter left a stale count");
+        });
+    }
+}
+
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
