@@ -12,7 +12,11 @@
 //! `x > 0` means "every byte of my record below LSN `x` is copied, and I will
 //! not touch anything below `x` again". A flusher asks
 //! [`SlotArray::wait_for_inserts`] for the point below which all copies are
-//! finished, and writes only up to there.
+//! finished, and writes only up to there. It waits for the holder it saw
+//! to advertise enough or to leave, not for the slot to be free: the lock
+//! word counts acquisitions and releases (PostgreSQL's
+//! `LWLockWaitForVar` waits for the lock to be free, which an inserter
+//! taking its slot again for each record seldom lets a waiter see).
 
 use std::time::Duration;
 
