@@ -12,7 +12,11 @@
 //! `x > 0` means "every byte of my record below LSN `x` is copied, and I will
 //! not touch anything below `x` again". A flusher asks
 //! [`SlotArray::wait_for_inserts`] for the point below which all copies are
-//! finished, and writes only up to there.
+//! finished, and writes only up to there. It waits for the holder it saw
+//! to advertise enough or to leave, not for the slot to be free: the lock
+//! word counts acquisitions and releases (PostgreSQL's
+//! `LWLockWaitForVar` waits for the lock to be free, which an inserter
+//! taking its slot again for each record seldom lets a waiter see).
 
 use std::time::Duration;
 
@@ -38,15 +42,20 @@ const EXCLUSIVE_MARK: u64 = u64::MAX;
 /// One insertion slot, alone on its cache line(s).
 #[derive(Debug, Default)]
 struct Slot {
-    /// The slot's lock word: true while held.
-    held: crate::sync::AtomicBool,
+    /// The slot's lock word: odd while held ([`is_held`]). Every
+    /// acquisition and every release adds 1, so a flusher that saw one
+    /// holder knows it has gone once the word changes, even if the slot
+    /// was taken again meanwhile ([`SlotArray::wait_for_inserts`]).
+    word: AtomicU64,
     /// See the module docs. Only the holder changes it while held.
     inserting_at: AtomicU64,
     /// Waiters for the lock or for `inserting_at` to change.
     waiters: WaitQueue,
-    /// Records inserted under this slot (written only by the holder).
+    /// Records inserted under this slot (written only by the holder, by
+    /// a load and a store: see `count_records`).
     records: AtomicU64,
-    /// Bytes reserved under this slot, alignment padding included.
+    /// Bytes reserved under this slot, alignment padding included
+    /// (written as `records`).
     bytes: AtomicU64,
     /// Acquisitions that found the slot held and had to wait.
     waits: AtomicU64,
@@ -70,6 +79,11 @@ pub struct SlotArray {
     /// How long a wait for another slot's holder may last
     /// ([`crate::Config::stuck_wait_timeout`]).
     stuck_wait: Option<Duration>,
+}
+
+/// Whether a slot's lock `word` says it is held.
+fn is_held(word: u64) -> bool {
+    word % 2 == 1
 }
 
 /// A held slot; released (and `inserting_at` cleared) on drop.
@@ -125,14 +139,16 @@ impl SlotArray {
 
     fn try_lock(&self, i: usize) -> bool {
         let s = &self.slots[i];
+        // Relaxed: only a guess at the word; the CAS checks it.
+        let word = s.word.load(Ordering::Relaxed);
         // Acquire: pairs with the Release in unlock, so we see the previous
         // holder's writes (its counters, its cleared inserting_at).
         // Relaxed on failure: we only learn that it is busy.
-        !s.held.load(Ordering::Relaxed)
-            && s.held
+        !is_held(word)
+            && s.word
                 .compare_exchange(
-                    false,
-                    true,
+                    word,
+                    word + 1,
                     mutant::order(Mutant::SlotAcquireRelaxed, Ordering::Acquire),
                     Ordering::Relaxed,
                 )
@@ -150,7 +166,7 @@ impl SlotArray {
             // SeqCst (⊇ Acquire): the WaitQueue contract asks for at least
             // Acquire; it pairs with unlock's store.
             s.waiters
-                .wait_until(|| !s.held.load(Ordering::SeqCst), &mut watchdog)
+                .wait_until(|| !is_held(s.word.load(Ordering::SeqCst)), &mut watchdog)
                 .unwrap_or_else(|_| {
                     watchdog.stuck(StuckOn::SlotRelease {
                         slot: i,
@@ -168,16 +184,18 @@ impl SlotArray {
 
     fn unlock(&self, i: usize) {
         let s = &self.slots[i];
-        // Relaxed: published by the SeqCst swap of `held` below.
+        // Relaxed: published by the SeqCst add to `word` below.
         s.inserting_at.store(0, Ordering::Relaxed);
         // SeqCst (⊇ Release): publishes the copied record bytes to the next
-        // holder and to flushers that see the slot free; made before
-        // notify_all, as the WaitQueue contract asks. A swap rather than a
-        // store (the same `xchg` on x86): every write to `held` is then an
-        // RMW, which loom models exactly (there a plain store racing a CAS
-        // can produce impossible histories, tokio-rs/loom#254).
-        s.held.swap(
-            false,
+        // holder and to flushers that see the word change (the next
+        // holder's CAS continues this release sequence); made before
+        // notify_all, as the WaitQueue contract asks. An RMW rather than a
+        // store (a `lock xadd`, as costly as the `xchg` of a SeqCst store on
+        // x86): every write to `word` is then an RMW, which loom models
+        // exactly (there a plain store racing a CAS can produce impossible
+        // histories, tokio-rs/loom#254).
+        s.word.fetch_add(
+            1,
             mutant::order(Mutant::SlotReleaseRelaxed, Ordering::SeqCst),
         );
         s.waiters.notify_all();
@@ -348,6 +366,32 @@ mod tests {
         for part in [slot.as_str(), "advertised 1/1000"] {
             assert!(report.contains(part), "{part} missing from: {report}");
         }
+    }
+
+    /// A flusher parked on a held slot returns once that holder releases
+    /// it, though the slot is taken again at once and kept: it waits for
+    /// the holder it saw, not for the slot to be free (which an inserter
+    /// taking the slot again for its next record leaves it almost no chance
+    /// to see; each of those releases then paid a wake-up syscall).
+    #[test]
+    fn a_flusher_waits_for_the_holder_it_saw_not_for_a_free_slot() {
+        let slots =
+            SlotArray::new(1).with_stuck_wait_timeout(Some(std::time::Duration::from_secs(2)));
+        let first = slots.acquire(SlotChoice::Sticky);
+        std::thread::scope(|s| {
+            let flusher = s.spawn(|| slots.wait_for_inserts(Lsn(0x2000), Lsn(0x3000)));
+            while slots.slots[0].waiters.parked() == 0 {
+                std::thread::yield_now();
+            }
+            drop(first);
+            let again = slots.acquire(SlotChoice::Sticky);
+            assert_eq!(again.index, 0);
+            let finished = flusher
+                .join()
+                .expect("the flusher was never woken for good");
+            assert_eq!(finished, Lsn(0x3000), "nothing in flight below the end");
+            drop(again);
+        });
     }
 
     #[test]

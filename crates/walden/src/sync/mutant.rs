@@ -23,7 +23,7 @@ pub(crate) enum Mutant {
     HeadReadRelaxed,
     /// `SlotArray::try_lock`'s CAS: Acquire → Relaxed.
     SlotAcquireRelaxed,
-    /// `SlotArray::unlock`'s swap of `held`: SeqCst → Relaxed.
+    /// `SlotArray::unlock`'s add to the slot's `word`: SeqCst → Relaxed.
     SlotReleaseRelaxed,
     /// `SlotArray::advertise`'s store of `inserting_at`: SeqCst → Relaxed.
     AdvertiseRelaxed,

@@ -15,6 +15,17 @@
 //! first, the waiter's RMW reads from it (Release → Acquire) and its
 //! re-check sees the change; otherwise the notifier sees the waiter and
 //! wakes it under the lock.
+//!
+//! A notifier that wakes the waiters also clears the count, and a waiter
+//! announces itself again before each re-check: between a wake-up and the
+//! moment the woken thread runs (tens of microseconds on a loaded machine)
+//! later notifiers see no one parked and skip the lock and the `futex`
+//! call. A holder of an insertion slot notifies at every release, so
+//! counting the woken waiter as parked until it ran cost that holder a
+//! system call per record. A woken waiter whose condition holds leaves
+//! without announcing itself again; one whose condition turns true
+//! between its announcement and its re-check leaves a stale count behind,
+//! which costs the next notifier one needless wake-up.
 
 use super::backoff::{Backoff, Policy};
 use super::watchdog::{Stuck, Watchdog};
@@ -24,7 +35,8 @@ use super::{AtomicU32, Condvar, Mutex, Ordering};
 /// wake-up path when there are none.
 #[derive(Debug, Default)]
 pub struct WaitQueue {
-    /// Number of threads between announcing themselves and leaving.
+    /// Announcements of waiters about to park since the last notifier
+    /// that woke them cleared it (see the module docs).
     parked: AtomicU32,
     lock: Mutex<()>,
     cond: Condvar,
@@ -55,11 +67,18 @@ impl WaitQueue {
             backoff.snooze();
         }
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        // AcqRel: Acquire pairs with the Release RMW in notify_all (see the
-        // module docs); an RMW, not a store, so the two are totally ordered.
-        self.parked.fetch_add(1, Ordering::AcqRel);
         let mut result = Ok(());
+        // A woken waiter whose condition holds leaves without announcing
+        // itself again, so it leaves no stale count behind.
         while !ready() {
+            // AcqRel: Acquire pairs with the Release RMW in notify_all (see
+            // the module docs); an RMW, not a store, so the two are totally
+            // ordered. Made again after every wake-up: the notifier that
+            // woke us cleared the count.
+            self.parked.fetch_add(1, Ordering::AcqRel);
+            if ready() {
+                break;
+            }
             guard = match watchdog.park_timeout() {
                 None => self.cond.wait(guard).unwrap_or_else(|e| e.into_inner()),
                 Some(timeout) => {
@@ -75,18 +94,26 @@ impl WaitQueue {
             };
         }
         drop(guard);
-        // Relaxed: leaving only lets later notifiers skip the lock; a stale
-        // count costs one unneeded wake-up, never a lost one.
-        self.parked.fetch_sub(1, Ordering::Relaxed);
         result
+    }
+
+    /// Announcements since the last wake-up (threads parked, or about to
+    /// park): tests wait for a waiter to be parked before they change its
+    /// condition.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn parked(&self) -> u32 {
+        // Relaxed: the caller polls it.
+        self.parked.load(Ordering::Relaxed)
     }
 
     /// Wakes every parked waiter so it re-checks its condition.
     pub fn notify_all(&self) {
         // AcqRel: Release publishes the caller's state change to a waiter
-        // whose RMW reads from this one; an RMW (adding 0) rather than a
-        // load so it is ordered against the waiter's announcement.
-        if self.parked.fetch_add(0, Ordering::AcqRel) == 0 {
+        // whose RMW reads from this one; an RMW rather than a load so it is
+        // ordered against the waiter's announcement. It clears the count:
+        // every waiter announced so far is woken below and announces
+        // itself again before it re-checks.
+        if self.parked.swap(0, Ordering::AcqRel) == 0 {
             return;
         }
         // Taking the lock means a waiter that announced itself is either
@@ -94,6 +121,37 @@ impl WaitQueue {
         // already in `wait`, so the notification reaches it.
         drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
         self.cond.notify_all();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Once a notifier has woken a parked waiter whose condition now
+    /// holds, the next notifier finds no one parked, even before the woken
+    /// waiter ran: it skips the lock and the wake-up call. (With the count
+    /// held until the waiter left, every notifier in between paid both.)
+    #[test]
+    fn a_notifier_clears_the_count_of_the_waiters_it_woke() {
+        let q = WaitQueue::new();
+        let flag = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                // Acquire: the WaitQueue contract.
+                q.wait_until(|| flag.load(Ordering::Acquire), &mut Watchdog::new(None))
+            });
+            while q.parked() == 0 {
+                std::thread::yield_now();
+            }
+            // Relaxed: notify_all publishes it.
+            flag.store(true, Ordering::Relaxed);
+            q.notify_all();
+            assert_eq!(q.parked(), 0, "the woken waiter is still counted");
+            assert!(waiter.join().unwrap().is_ok());
+            assert_eq!(q.parked(), 0, "the waiter left a stale count");
+        });
     }
 }
 
@@ -115,6 +173,31 @@ mod loom_tests {
             });
             q.wait_until(
                 || flag.load(Ordering::Acquire) == 1,
+                &mut Watchdog::new(None),
+            )
+            .unwrap();
+            t.join().unwrap();
+        });
+    }
+
+    /// A waiter for a flag set twice, with a notification after each: the
+    /// first may wake it too early, after which it announces itself again
+    /// (the notifier cleared the count), so the second wake-up is not lost.
+    /// With one announcement per wait loom reports a deadlock.
+    #[test]
+    fn no_lost_wakeup_after_a_cleared_count() {
+        loom::model(|| {
+            let q = Arc::new(WaitQueue::new());
+            let flag = Arc::new(AtomicU64::new(0));
+            let (q2, f2) = (q.clone(), flag.clone());
+            let t = thread::spawn(move || {
+                for v in 1..=2 {
+                    f2.store(v, Ordering::Relaxed);
+                    q2.notify_all();
+                }
+            });
+            q.wait_until(
+                || flag.load(Ordering::Acquire) == 2,
                 &mut Watchdog::new(None),
             )
             .unwrap();

@@ -130,6 +130,50 @@ fn a_relaxed_advertisement_is_caught() {
     mutant::with(Mutant::AdvertiseRelaxed, wait_for_inserts_model);
 }
 
+/// An inserter copies a record, releases its slot and takes it again for
+/// a second record, while a flusher that saw the first reservation waits
+/// for it: whichever holder the flusher sees, and whether it returns on the
+/// first holder's release or on the second's, the first record's bytes are
+/// ordered before its return (a changed slot word ends the wait).
+fn holder_takes_the_slot_again_model() {
+    loom::model(|| {
+        let m = Model::new(1);
+        let m2 = m.clone();
+        let inserter = thread::spawn(move || {
+            let slot = m2.slots.acquire(SlotChoice::Sticky);
+            m2.reserver.reserve(SIZE);
+            m2.write(0, 42);
+            m2.write(1, 43);
+            drop(slot);
+            let again = m2.slots.acquire(SlotChoice::Sticky);
+            m2.reserver.reserve(SIZE);
+            drop(again);
+        });
+        let reserved = m.reserver.reserved_end();
+        if reserved >= START + SIZE {
+            let end = Lsn(START + SIZE);
+            let finished = m.slots.wait_for_inserts(end, Lsn(reserved));
+            assert!(finished >= end, "{finished} below {end}");
+            assert_eq!((m.read(0), m.read(1)), (42, 43));
+        }
+        inserter.join().unwrap();
+    });
+}
+
+#[test]
+fn a_holder_taking_the_slot_again_never_hides_its_copy() {
+    holder_takes_the_slot_again_model();
+}
+
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn a_relaxed_release_before_taking_the_slot_again_is_caught() {
+    mutant::with(
+        Mutant::SlotReleaseRelaxed,
+        holder_takes_the_slot_again_model,
+    );
+}
+
 /// `inserters` threads choosing by `Attempts(1)` among `slots` slots:
 /// no two ever hold the same slot at once (loom flags a concurrent
 /// access to the slot's cell), and every chosen index is in range.

@@ -6,10 +6,10 @@
 //! The protocol is in the module docs of [`super`]; a flusher writes only
 //! below what [`SlotArray::wait_for_inserts`] returns (invariant 5).
 
-use super::{ExclusiveGuard, SlotArray, SlotGuard};
+use super::{is_held, ExclusiveGuard, SlotArray, SlotGuard};
 use crate::lsn::Lsn;
 use crate::sync::mutant::{self, Mutant};
-use crate::sync::{Ordering, StuckOn};
+use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 
 impl SlotArray {
     /// Returns a point `>= upto` (or the reserved end, if lower) below
@@ -27,45 +27,62 @@ impl SlotArray {
         let upto = upto.min(reserved_end).0;
         let mut finished = reserved_end.0;
         let mut watchdog = self.watchdog();
-        for (i, s) in self.slots.iter().enumerate() {
-            let mut seen;
-            loop {
-                // SeqCst (⊇ Acquire): pairs with the holder's Release stores
-                // (WaitQueue contract); loads after the caller's Acquire read
-                // of the reserved end see every slot held by a reserver it
-                // reflects.
-                if !s.held.load(Ordering::SeqCst) {
-                    seen = 0;
-                    break;
-                }
-                seen = s.inserting_at.load(Ordering::SeqCst);
-                if seen >= upto && seen != 0 {
-                    break;
-                }
-                let before = seen;
-                // SeqCst (⊇ Acquire), as the loads above: the WaitQueue
-                // contract; pairs with the holder's release or advertisement.
-                s.waiters
-                    .wait_until(
-                        || {
-                            !s.held.load(Ordering::SeqCst)
-                                || s.inserting_at.load(Ordering::SeqCst) != before
-                        },
-                        &mut watchdog,
-                    )
-                    .unwrap_or_else(|_| {
-                        watchdog.stuck(StuckOn::Insertion {
-                            slot: i,
-                            inserting_at: Lsn(before),
-                            upto: Lsn(upto),
-                        })
-                    });
-            }
+        for i in 0..self.slots.len() {
+            let seen = self.wait_for_holder(i, upto, &mut watchdog);
             if seen != 0 && seen < finished {
                 finished = seen;
             }
         }
         Lsn(finished)
+    }
+
+    /// Waits until slot `i`'s holder, if any, has advertised a point at or
+    /// past `upto` or released the slot; returns what it advertised (0:
+    /// nothing to wait for).
+    fn wait_for_holder(&self, i: usize, upto: u64, watchdog: &mut Watchdog) -> u64 {
+        let s = &self.slots[i];
+        // SeqCst (⊇ Acquire): pairs with the holder's Release stores
+        // (WaitQueue contract); loads after the caller's Acquire read of the
+        // reserved end see every slot held by a reserver it reflects. A
+        // holder that takes the slot after this load reserves after it too,
+        // at or past the reserved end: only the holder seen here (this
+        // `word`) can have bytes below `upto` in flight.
+        let word = s.word.load(Ordering::SeqCst);
+        if !is_held(word) {
+            return 0;
+        }
+        loop {
+            // SeqCst (⊇ Acquire): as above.
+            let seen = s.inserting_at.load(Ordering::SeqCst);
+            if seen >= upto && seen != 0 {
+                return seen;
+            }
+            // SeqCst (⊇ Acquire), as the loads above: the WaitQueue
+            // contract; pairs with the holder's release or advertisement. A
+            // changed word is that holder's release (or a later holder's
+            // acquisition, whose CAS continues the release sequence), so a
+            // holder that releases and takes the slot again at once cannot
+            // keep us waiting: we need not see the slot free.
+            s.waiters
+                .wait_until(
+                    || {
+                        s.word.load(Ordering::SeqCst) != word
+                            || s.inserting_at.load(Ordering::SeqCst) != seen
+                    },
+                    watchdog,
+                )
+                .unwrap_or_else(|_| {
+                    watchdog.stuck(StuckOn::Insertion {
+                        slot: i,
+                        inserting_at: Lsn(seen),
+                        upto: Lsn(upto),
+                    })
+                });
+            // SeqCst: as above.
+            if s.word.load(Ordering::SeqCst) != word {
+                return 0;
+            }
+        }
     }
 
     /// Like [`SlotArray::wait_for_inserts`] but never waits: the point below
@@ -75,7 +92,7 @@ impl SlotArray {
         let mut finished = reserved_end.0;
         for s in self.slots.iter() {
             // SeqCst: as in wait_for_inserts.
-            if s.held.load(Ordering::SeqCst) {
+            if is_held(s.word.load(Ordering::SeqCst)) {
                 let seen = s.inserting_at.load(Ordering::SeqCst);
                 // A holder that advertised nothing (0) may be anywhere: the
                 // result is then 0, "nothing known beyond what you had".
@@ -101,9 +118,16 @@ impl SlotArray {
 
     fn count_records(&self, i: usize, records: u64, bytes: u64) {
         let s = &self.slots[i];
-        // Relaxed: statistics; only the holder writes them.
-        s.records.fetch_add(records, Ordering::Relaxed);
-        s.bytes.fetch_add(bytes, Ordering::Relaxed);
+        // Relaxed loads and stores: statistics written only by the holder
+        // (the slot's Acquire/Release hand them from holder to holder), so
+        // no update is lost without an RMW. Two locked RMWs per record
+        // would each wait for the record's stores into the ring to reach
+        // the cache, lines the other inserter may hold.
+        let add = |counter: &AtomicU64, n: u64| {
+            counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        };
+        add(&s.records, records);
+        add(&s.bytes, bytes);
     }
 }
 
