@@ -1,6 +1,7 @@
 //! `walden verify` is honest: it exits 0 on a log that reads cleanly to
 //! where a clean log ends, and non-zero, with the reason, on a log with a
-//! missing, truncated or corrupted middle segment.
+//! missing, truncated or corrupted middle segment. With `--recovery-mode`
+//! it reads a damaged log as opening it with that mode would.
 
 mod common;
 
@@ -153,4 +154,126 @@ fn a_log_whose_create_crashed_before_its_first_checkpoint_verifies() {
         "before the control file's last checkpoint",
         "an unread checkpoint",
     );
+}
+
+/// A crashed log of about five segments whose every 100th insert is a batch
+/// of two records (whose marker is where skipping may resume), with a bad
+/// CRC in the middle of segment 3.
+fn damaged_log_with_batches() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("wal");
+    let config = Config {
+        segment_size: SEGMENT,
+        buffers: 1 << 20,
+        sync_method: SyncMethod::None,
+        ..Config::default()
+    };
+    let wal = Wal::create(&dir, config).unwrap();
+    for i in 0..2_500u32 {
+        let data = i.to_le_bytes().repeat(500);
+        if i % 100 == 0 {
+            let mut batch = walden::Batch::new();
+            batch.append(data.clone()).append(data);
+            wal.insert_batch(&batch).unwrap();
+        } else {
+            wal.insert(&Record::new(128, 0, data)).unwrap();
+        }
+    }
+    wal.flush(wal.insert_position()).unwrap();
+    assert!(wal.insert_position().0 > 4 * SEGMENT, "too short a log");
+    drop(wal); // a crash: no clean close
+    let path = segment(&dir, 3);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(SEGMENT / 2) as usize + 1000] ^= 0x5a;
+    std::fs::write(&path, bytes).unwrap();
+    (tmp, dir)
+}
+
+/// Every file of `dir` and its bytes.
+fn contents(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The records a real open of a copy of `dir` with `mode` keeps.
+fn records_an_open_keeps(dir: &Path, mode: walden::RecoveryMode) -> u64 {
+    let copy = tempfile::tempdir().unwrap();
+    for (path, bytes) in contents(dir) {
+        std::fs::write(copy.path().join(path.file_name().unwrap()), bytes).unwrap();
+    }
+    let config = Config {
+        recovery_mode: mode,
+        ..Config::default()
+    };
+    let (wal, report) = Wal::open(copy.path(), config).unwrap();
+    drop(wal);
+    report.records
+}
+
+/// `walden verify --recovery-mode M` on a damaged log: the records each mode
+/// keeps are those a real open with it keeps and those verify reads (and
+/// checks acknowledgements against), what skipping skips is named,
+/// a mode that refuses the log fails verify with its reason, and the log is
+/// left as it was.
+#[test]
+fn recovery_modes_read_a_damaged_log_as_opening_it_would() {
+    use walden::RecoveryMode::{
+        PointInTimeRecovery, SkipAnyCorruptedRecords, TolerateCorruptedTailRecords,
+    };
+    let (_tmp, dir) = damaged_log_with_batches();
+    let before = contents(&dir);
+    let verify_with = |mode: walden::RecoveryMode| {
+        common::run(&[
+            "verify",
+            dir.to_str().unwrap(),
+            "--recovery-mode",
+            &mode.to_string(),
+        ])
+    };
+    let kept = |mode: walden::RecoveryMode| {
+        let stdout = common::succeeded(verify_with(mode), &format!("verify with {mode}"));
+        let prefix = format!("recovery mode {mode}: keeps ");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{mode}: no report in {stdout}"));
+        let count = |text: &str| text.split(' ').next().unwrap().parse::<u64>().unwrap();
+        let kept = count(&line[prefix.len()..]);
+        // verify's own reading (for --acked) follows the mode's.
+        let verified = stdout.split("verified ").nth(1).map(count);
+        assert_eq!(verified, Some(kept), "{mode}: {stdout}");
+        (kept, stdout)
+    };
+    let (pitr, pitr_out) = kept(PointInTimeRecovery);
+    let (skip, skip_out) = kept(SkipAnyCorruptedRecords);
+    assert_eq!(pitr, records_an_open_keeps(&dir, PointInTimeRecovery));
+    assert_eq!(skip, records_an_open_keeps(&dir, SkipAnyCorruptedRecords));
+    assert!(
+        skip > pitr + 500,
+        "skipping keeps the segments after the damage: {skip} against {pitr}"
+    );
+    assert!(!pitr_out.contains("skips from"), "{pitr_out}");
+    assert!(
+        skip_out.contains("skips from") && skip_out.contains("checksum"),
+        "{skip_out}"
+    );
+    let refused = verify_with(TolerateCorruptedTailRecords);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success(),
+        "tolerating a tail passed: {stderr}"
+    );
+    assert!(
+        stderr.contains("would fail") && stderr.contains("but a valid record follows"),
+        "{stderr}"
+    );
+    assert!(contents(&dir) == before, "verify changed the log");
 }

@@ -127,7 +127,7 @@ pub fn run(args: &LogicalArgs) -> Result<(), BenchError> {
         );
     }
     progress.set_message("per-page costs, one thread");
-    let costs = logical::page_costs(settings.duration);
+    let costs = logical::page_costs(settings.duration, settings.base.page_zeroing_in_effect());
     finish(
         progress,
         || {
