@@ -383,7 +383,6 @@ pub fn run(args: &AllArgs) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::defaults;
 
     /// The suite called `name` in `plan`.
     fn find<'a>(plan: &'a [Suite], name: &str) -> &'a SuiteArgs {

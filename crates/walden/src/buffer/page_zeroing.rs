@@ -4,7 +4,7 @@
 
 use crate::named_enum::named_enum;
 
-/// What [`super::BufferRing::init_page`] writes into a page besides its
+/// What initialising a buffer page writes into it besides its
 /// header. Both write the same log byte for byte: every byte written out is
 /// covered by a header or by a reservation, which its inserter fills whole.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
