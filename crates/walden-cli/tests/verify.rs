@@ -13,10 +13,11 @@ use walden::{Config, FsStorage, Lsn, Record, SegmentSize, SyncMethod, Wal};
 /// Segments of 1 MiB.
 const SEGMENT: u64 = 1 << 20;
 
-/// A log of about five segments, closed cleanly if `clean`, else left as
-/// a crash leaves it (after a checkpoint in its first segment). Returns
-/// the temporary directory and the log's directory.
-fn log(clean: bool) -> (tempfile::TempDir, PathBuf) {
+/// A log of about five segments (a checkpoint in its first one), open:
+/// 2500 records of 2000 bytes, every `batch_every`th insert (if any) a
+/// batch of two such records instead. Returns the temporary directory, the
+/// log's directory and the log.
+fn write_log(batch_every: Option<u32>) -> (tempfile::TempDir, PathBuf, Wal) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("wal");
     let config = Config {
@@ -27,15 +28,38 @@ fn log(clean: bool) -> (tempfile::TempDir, PathBuf) {
     };
     let wal = Wal::create(&dir, config).unwrap();
     for i in 0..2_500u32 {
-        wal.insert(&Record::new(128, 0, i.to_le_bytes().repeat(500)))
-            .unwrap();
+        let data = i.to_le_bytes().repeat(500);
+        if batch_every.is_some_and(|n| i % n == 0) {
+            let mut batch = walden::Batch::new();
+            batch.append(data.clone()).append(data);
+            wal.insert_batch(&batch).unwrap();
+        } else {
+            wal.insert(&Record::new(128, 0, data)).unwrap();
+        }
     }
     wal.flush(wal.insert_position()).unwrap();
     assert!(wal.insert_position().0 > 4 * SEGMENT, "too short a log");
+    (tmp, dir, wal)
+}
+
+/// A log of about five segments, closed cleanly if `clean`, else left as
+/// a crash leaves it (after a checkpoint in its first segment). Returns
+/// the temporary directory and the log's directory.
+fn log(clean: bool) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir, wal) = write_log(None);
     if clean {
         wal.close().unwrap();
     }
     (tmp, dir)
+}
+
+/// Flips bits well inside a record's payload in the middle of segment 3:
+/// its CRC no longer matches.
+fn corrupt_segment_3(dir: &Path) {
+    let path = segment(dir, 3);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[(SEGMENT / 2) as usize + 1000] ^= 0x5a;
+    std::fs::write(&path, bytes).unwrap();
 }
 
 /// The path of segment `segno` of the log in `dir`.
@@ -102,12 +126,7 @@ fn a_truncated_middle_segment_fails() {
 #[test]
 fn a_bad_crc_in_the_middle_fails() {
     let (_tmp, dir) = log(true);
-    let path = segment(&dir, 3);
-    let mut bytes = std::fs::read(&path).unwrap();
-    // Well inside a record's payload: its CRC no longer matches.
-    let at = (SEGMENT / 2) as usize + 1000;
-    bytes[at] ^= 0x5a;
-    std::fs::write(&path, bytes).unwrap();
+    corrupt_segment_3(&dir);
     fails_with(
         &dir,
         "incorrect resource manager data checksum",
@@ -160,32 +179,9 @@ fn a_log_whose_create_crashed_before_its_first_checkpoint_verifies() {
 /// of two records (whose marker is where skipping may resume), with a bad
 /// CRC in the middle of segment 3.
 fn damaged_log_with_batches() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("wal");
-    let config = Config {
-        segment_size: SEGMENT,
-        buffers: 1 << 20,
-        sync_method: SyncMethod::None,
-        ..Config::default()
-    };
-    let wal = Wal::create(&dir, config).unwrap();
-    for i in 0..2_500u32 {
-        let data = i.to_le_bytes().repeat(500);
-        if i % 100 == 0 {
-            let mut batch = walden::Batch::new();
-            batch.append(data.clone()).append(data);
-            wal.insert_batch(&batch).unwrap();
-        } else {
-            wal.insert(&Record::new(128, 0, data)).unwrap();
-        }
-    }
-    wal.flush(wal.insert_position()).unwrap();
-    assert!(wal.insert_position().0 > 4 * SEGMENT, "too short a log");
+    let (tmp, dir, wal) = write_log(Some(100));
     drop(wal); // a crash: no clean close
-    let path = segment(&dir, 3);
-    let mut bytes = std::fs::read(&path).unwrap();
-    bytes[(SEGMENT / 2) as usize + 1000] ^= 0x5a;
-    std::fs::write(&path, bytes).unwrap();
+    corrupt_segment_3(&dir);
     (tmp, dir)
 }
 

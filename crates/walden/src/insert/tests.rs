@@ -184,19 +184,24 @@ fn assert_same_segments(what: &str, ours: &Path, reference: &Path, seg: SegmentS
     }
 }
 
+/// 1 MiB segments and a ring of 32 pages, in `format` with `reservation`.
+fn small_config(format: WalFormat, reservation: ReservationKind) -> Config {
+    Config {
+        format,
+        reservation,
+        segment_size: 1 << 20,
+        buffers: 256 << 10,
+        ..Config::default()
+    }
+}
+
 /// Every format with every reservation design that serves it, over 1 MiB
 /// segments and a ring smaller than a record (pages are evicted mid-copy).
 fn design_configs() -> Vec<Config> {
     let mut configs = Vec::new();
     for format in WalFormat::ALL {
         for reservation in ReservationKind::ALL {
-            let config = Config {
-                format,
-                reservation,
-                segment_size: 1 << 20,
-                buffers: 256 << 10,
-                ..Config::default()
-            };
+            let config = small_config(format, reservation);
             if config.validate().is_ok() {
                 configs.push(config);
             }
@@ -250,10 +255,7 @@ fn whole_page_zeroing_leaves_zeros_past_what_was_inserted() {
         for page_zeroing in PageZeroing::ALL {
             let config = Config {
                 page_zeroing,
-                reservation,
-                segment_size: 1 << 20,
-                buffers: 256 << 10,
-                ..Config::default()
+                ..small_config(WalFormat::Postgres15, reservation)
             };
             let dir = tempfile::tempdir().unwrap();
             let path = insert_path_over(dir.path(), &config, scribbled);
