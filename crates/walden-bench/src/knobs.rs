@@ -13,8 +13,8 @@ use crate::design::Design;
 use crate::units::parse_size_arg;
 use clap::Args;
 use walden::{
-    Config, ConfigError, Eviction, PageInitKind, ReservationKind, SegmentPrep, SlotChoice,
-    WalFormat,
+    Config, ConfigError, Eviction, PageInitKind, PageZeroing, ReservationKind, SegmentPrep,
+    SlotChoice, WalFormat,
 };
 
 /// Sets the fields of a [`Config`] that were given on the command line.
@@ -129,13 +129,20 @@ impl Knob for EvictionArg {
     }
 }
 
-/// `--buffers`, one value, with the segment knobs: the memory and the
-/// files of each log.
+/// `--buffers` and `--page-zeroing`, one value each, with the segment
+/// knobs: the memory and the files of each log.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct BuffersArg {
     /// Buffer ring of each log, e.g. 16MB [default: the suite's, see below].
     #[arg(long, value_parser = parse_size_arg)]
     pub buffers: Option<u64>,
+    /// What initialising a buffer page writes besides its header:
+    /// header-only, or whole-page (zeroes the page first, as PostgreSQL
+    /// and Walden before header-only initialisation did: the "before" of a
+    /// before/after ratio; prev-link-in-buffer always zeroes whole pages)
+    /// [default: the library's, header-only].
+    #[arg(long)]
+    pub page_zeroing: Option<PageZeroing>,
     /// `--segment-prep`, `--segments-ahead`.
     #[command(flatten)]
     pub segments: SegmentArgs,
@@ -144,6 +151,7 @@ pub struct BuffersArg {
 impl Knob for BuffersArg {
     fn apply(&self, config: &mut Config) {
         set(&mut config.buffers, self.buffers);
+        set(&mut config.page_zeroing, self.page_zeroing);
         self.segments.apply(config);
     }
 }
@@ -256,6 +264,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "insert_slots": config.insert_slots,
         "slot_choice": config.slot_choice.to_string(),
         "page_init": config.page_init.to_string(),
+        "page_zeroing": config.page_zeroing_in_effect().to_string(),
         "eviction": config.eviction.to_string(),
         "writer_init_ahead": config.writer_init_ahead,
         "buffers": config.buffers,
@@ -294,7 +303,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 10] = [
+        let cases: [(&[&str], Check); 11] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -311,6 +320,9 @@ mod tests {
             }),
             (&["--eviction", "batch"], |c| c.eviction == Eviction::Batch),
             (&["--buffers", "1MB"], |c| c.buffers == 1 << 20),
+            (&["--page-zeroing", "whole-page"], |c| {
+                c.page_zeroing == PageZeroing::WholePage
+            }),
             (&["--segment-prep", "fallocate"], |c| {
                 c.segment_prep == SegmentPrep::Fallocate
             }),
@@ -341,6 +353,7 @@ mod tests {
         let json = config_json(&Config::default(), &["format", "reservation"]);
         assert_eq!(json["insert_slots"], 8);
         assert_eq!(json["page_init"], "mapping-lock");
+        assert_eq!(json["page_zeroing"], "header-only");
         assert_eq!(json["segment_prep"], "zero-fill");
         assert_eq!(json["direct_io"], false);
         assert!(json.get("format").is_none() && json.get("reservation").is_none());

@@ -2,10 +2,11 @@
 //! machine's physical limits.
 //!
 //! Each suite is in one place: its workload in `X.rs` (or `X/`) and, in
-//! `X/suite.rs`, its clap arguments (defaults as `--help` shows them, and
-//! the `walden bench all --quick` plan), its run and its report (the table
-//! on stdout, the JSON file). The `walden` command only lists them as
-//! subcommands; [`all`] calls them with typed arguments, then [`summary`].
+//! `X/suite.rs`, its clap arguments (defaults as `--help` shows them), its
+//! run and its report (the table on stdout, the JSON file). The `walden`
+//! command only lists them as subcommands; [`all`] plans them as the flags
+//! of their subcommands (which it prints), calls them with the typed
+//! arguments those flags give, then [`summary`].
 //! The modules depend on each other in one direction (no loops), from the
 //! leaves: `latency`, `measure`, `machine`, `discard`, `log_setup`,
 //! `fresh_wal`, `delay`, `plot`, `design`; the workloads (`rwlock`, `limits`, `logical`, `switch`,

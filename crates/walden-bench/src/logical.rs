@@ -34,7 +34,8 @@ use serde::{Deserialize, Serialize};
 use walden::internals::format::crc::body_crc;
 use walden::internals::{BufferRing, PageIdentity, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 use walden::{
-    Config, Lsn, PageInitKind, Record, SegmentSize, SlotChoice, SyncMethod, Wal, WalFormat,
+    Config, Lsn, PageInitKind, PageZeroing, Record, SegmentSize, SlotChoice, SyncMethod, Wal,
+    WalFormat,
 };
 
 use crate::discard::DiscardStorage;
@@ -275,15 +276,16 @@ impl PageCosts {
 /// the ring is.
 const COST_PAGES: usize = 8192;
 
-/// Measures [`PageCosts`] on this thread, each step for about `duration`.
-pub fn page_costs(duration: Duration) -> PageCosts {
+/// Measures [`PageCosts`] on this thread, each step for about `duration`,
+/// with pages initialised as `zeroing` says (the logs' page zeroing).
+pub fn page_costs(duration: Duration, zeroing: PageZeroing) -> PageCosts {
     let seg = SegmentSize::default();
     let id = PageIdentity {
         timeline: 1,
         system_id: 1,
         format: WalFormat::Postgres15,
     };
-    let ring = BufferRing::new(COST_PAGES, seg, id);
+    let ring = BufferRing::new(COST_PAGES, seg, id).zeroing(zeroing);
     let body = vec![b'0'; (PAGE_SIZE - SHORT_PAGE_HEADER_SIZE) as usize];
     let page = |n: u64| Lsn(seg.segment_start(1).0 + n * PAGE_SIZE);
     // Each page once first, so that every step finds it faulted in.
@@ -357,7 +359,7 @@ mod tests {
 
     #[test]
     fn page_costs_are_measured_and_project_a_saturation_point() {
-        let c = page_costs(Duration::from_millis(20));
+        let c = page_costs(Duration::from_millis(20), PageZeroing::HeaderOnly);
         assert!(
             c.init_ns > 0.0 && c.copy_ns > 0.0 && c.crc_ns > 0.0,
             "{c:?}"

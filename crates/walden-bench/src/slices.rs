@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::args::defaults;
 use crate::error::BenchError;
 use crate::fresh_wal::{LogSetup, SegmentState, StorageKind};
 use crate::measure::SliceSettings;
@@ -32,16 +31,6 @@ pub struct SliceArgs {
 }
 
 impl SliceArgs {
-    /// What `walden bench all --quick` gives the suites that run in
-    /// slices: one slice of 150 ms per case.
-    pub fn quick_plan() -> SliceArgs {
-        SliceArgs {
-            slice_ms: 150,
-            slices: 1,
-            ..defaults()
-        }
-    }
-
     /// The time of one slice.
     pub fn slice(&self) -> Duration {
         Duration::from_millis(self.slice_ms)

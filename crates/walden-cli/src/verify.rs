@@ -1,15 +1,22 @@
 //! `walden verify`: read a whole log, check every record, and check that
 //! every acknowledged record is present, intact and where it was reported.
+//! With `--recovery-mode`, the log is read as opening it with that mode
+//! would read it (`walden::internals::preview_recovery`, which writes
+//! nothing), and what the mode keeps, skips and drops is reported.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use walden::internals::{check_no_hole, check_segment_sizes, ControlFile, SegmentFiles};
+use walden::internals::{
+    check_no_hole, check_segment_sizes, preview_recovery, ControlFile, SegmentFiles,
+};
 use walden::message::LogicalMessage;
 use walden::rmgr::RM_LOGICALMSG_ID;
-use walden::{FsStorage, Lsn, ReadError, ReaderOptions, Wal, WalReader};
+use walden::{
+    FsStorage, Lsn, ReadError, ReaderOptions, RecoveryMode, RecoveryReport, Wal, WalReader,
+};
 
 use crate::self_checking::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
 
@@ -17,7 +24,8 @@ use crate::self_checking::{self, RecordId, LOAD_PREFIX, LOAD_RMID};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   walden verify /tmp/wal
-  walden verify /tmp/wal --acked /tmp/acked")]
+  walden verify /tmp/wal --acked /tmp/acked
+  walden verify /tmp/wal --recovery-mode skip-any-corrupted-records --acked /tmp/acked")]
 pub struct VerifyArgs {
     /// WAL directory (any format; nothing to specify).
     pub dir: PathBuf,
@@ -25,6 +33,87 @@ pub struct VerifyArgs {
     /// listed there (and every earlier one of the same thread) must be present.
     #[arg(long)]
     pub acked: Option<PathBuf>,
+    /// Read the log as opening it with this recovery mode would
+    /// (point-in-time-recovery, tolerate-corrupted-tail-records,
+    /// absolute-consistency, skip-any-corrupted-records; docs/reliability.md),
+    /// writing nothing: fails where that open would fail, reports what the
+    /// mode keeps, skips and drops, and checks the acknowledgements against
+    /// the records it keeps. Needs a Walden log (a control file). Without
+    /// it, the log must read cleanly to where a clean log ends.
+    #[arg(long)]
+    pub recovery_mode: Option<RecoveryMode>,
+}
+
+/// What opening the log with a recovery mode would do.
+struct Preview {
+    mode: RecoveryMode,
+    report: RecoveryReport,
+}
+
+impl Preview {
+    /// The recovery of the log in `dir` with `mode`, or why it would fail.
+    fn of(dir: &Path, mode: RecoveryMode) -> Result<Preview> {
+        let report = preview_recovery(Arc::new(FsStorage), dir, mode).with_context(|| {
+            format!(
+                "opening {} with recovery mode {mode} would fail",
+                dir.display()
+            )
+        })?;
+        Ok(Preview { mode, report })
+    }
+
+    /// Whether the open keeps the record at `lsn` (read by a reader that
+    /// stops where recovery stops and resumes where it resumes): not if it
+    /// lies in WAL the mode skipped, or in the batch the end of WAL cut.
+    fn keeps(&self, lsn: Lsn) -> bool {
+        let skipped = self
+            .report
+            .skipped
+            .iter()
+            .any(|s| lsn >= s.from && s.resumed.is_none_or(|resumed| lsn < resumed));
+        let dropped = self
+            .report
+            .dropped_batch
+            .is_some_and(|marker| lsn >= marker);
+        !skipped && !dropped
+    }
+
+    /// Where reading resumes after the reader stopped before `next`: the
+    /// first place the mode resumed after it, if any.
+    fn resumes_after(&self, next: Lsn) -> Option<Lsn> {
+        self.report
+            .skipped
+            .iter()
+            .filter_map(|s| s.resumed)
+            .find(|&resumed| resumed > next)
+    }
+
+    /// Prints what the mode keeps, skips and drops.
+    fn print(&self) {
+        let r = &self.report;
+        let last = r.last_record.map_or("none".to_owned(), |l| l.to_string());
+        println!(
+            "recovery mode {}: keeps {} records from the redo point {} to {} (last record {last}); stopped: {}",
+            self.mode, r.records, r.redo, r.end, r.stop
+        );
+        for s in &r.skipped {
+            let resumed = s
+                .resumed
+                .map_or("nowhere (nothing after it kept)".to_owned(), |l| {
+                    l.to_string()
+                });
+            println!(
+                "  skips from {} to {resumed}: {}; {} valid records dropped with it",
+                s.from, s.reason, s.records_dropped
+            );
+        }
+        if let Some(marker) = r.dropped_batch {
+            println!("  drops the incomplete batch at {marker}");
+        }
+        if let Some(aborted) = r.overwritten {
+            println!("  abandons the record cut off at {aborted} (an overwrite-contrecord record follows it)");
+        }
+    }
 }
 
 /// Runs `walden verify`; an error means the log failed verification.
@@ -45,11 +134,26 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
     // A control file written by a create that crashed before its first
     // checkpoint record names none (`Lsn::INVALID`): recovery then starts at
     // the redo point alone, and so does this check.
+    let preview = match (args.recovery_mode, &control) {
+        (Some(mode), Some(_)) => Some(Preview::of(&args.dir, mode)?),
+        (Some(mode), None) => bail!(
+            "--recovery-mode {mode}: {} has no control file: not a Walden log that could be opened",
+            args.dir.display()
+        ),
+        (None, _) => None,
+    };
     let mut checkpoint_read = control
         .as_ref()
         .is_some_and(|c| c.checkpoint == Lsn::INVALID);
-    let mut reader = WalReader::open(&args.dir, ReaderOptions::default())
-        .with_context(|| format!("opening {}", args.dir.display()))?;
+    let open_at = |start| {
+        let options = ReaderOptions {
+            start,
+            ..ReaderOptions::default()
+        };
+        WalReader::open(&args.dir, options)
+            .with_context(|| format!("opening {}", args.dir.display()))
+    };
+    let mut reader = open_at(None)?;
     let seg = reader.segment_size();
     let mut records = 0u64;
     let mut first = None;
@@ -59,9 +163,23 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
         let rec = match reader.next_record() {
             Ok(Some(rec)) => rec,
             Ok(None) => break "end of range".to_owned(),
-            Err(e @ ReadError::EndOfWal { .. }) => break e.to_string(),
+            Err(e @ ReadError::EndOfWal { .. }) => {
+                match preview
+                    .as_ref()
+                    .and_then(|p| p.resumes_after(reader.next_lsn()))
+                {
+                    Some(resumed) => {
+                        reader = open_at(Some(resumed))?;
+                        continue;
+                    }
+                    None => break e.to_string(),
+                }
+            }
             Err(e) => return Err(e).context("reading the log"),
         };
+        if preview.as_ref().is_some_and(|p| !p.keeps(rec.lsn)) {
+            continue;
+        }
         records += 1;
         checkpoint_read |= control.as_ref().is_some_and(|c| c.checkpoint == rec.lsn);
         first.get_or_insert(rec.lsn);
@@ -92,7 +210,10 @@ pub fn run(args: &VerifyArgs) -> Result<()> {
             }
         }
     };
-    if let Some(control) = &control {
+    if let Some(preview) = &preview {
+        // The open's own checks of the segments and the mode's have passed.
+        preview.print();
+    } else if let Some(control) = &control {
         ends_cleanly(
             &args.dir,
             control,

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::buffer::{Eviction, PageInitKind, SwitchEviction};
+use crate::buffer::{Eviction, PageInitKind, PageZeroing, SwitchEviction};
 use crate::format::WalFormat;
 use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
 use crate::segment::{PrepareFor, SegmentPrep};
@@ -78,6 +78,15 @@ pub struct Config {
     pub prev_link_table_capacity: Option<usize>,
     /// How buffer pages are initialised.
     pub page_init: PageInitKind,
+    /// What initialising a buffer page writes besides its header:
+    /// [`PageZeroing::HeaderOnly`] (the default) leaves the slot's old
+    /// bytes for the inserters to overwrite; [`PageZeroing::WholePage`]
+    /// zeroes the page first, as PostgreSQL does (and as Walden did before
+    /// header-only initialisation), to measure against. Both write the same
+    /// log. [`ReservationKind::PrevLinkInBuffer`] zeroes whole pages
+    /// whatever is set here ([`Config::page_zeroing_in_effect`]). See
+    /// docs/buffers.md, "No page zeroed twice".
+    pub page_zeroing: PageZeroing,
     /// How much is written when a buffer page must be freed.
     pub eviction: Eviction,
     /// With [`Eviction::Batch`], the most bytes an eviction writes beyond
@@ -213,6 +222,7 @@ impl Default for Config {
             reservation: ReservationKind::Spinlock,
             prev_link_table_capacity: None,
             page_init: PageInitKind::MappingLock,
+            page_zeroing: PageZeroing::HeaderOnly,
             eviction: Eviction::OnePage,
             eviction_chunk: 4 << 20,
             switch_eviction: SwitchEviction::Whole,
@@ -452,6 +462,17 @@ impl Config {
             .unwrap_or_else(|| link_table_capacity_for(self.insert_slots))
     }
 
+    /// The page zeroing the buffer ring does: [`Config::page_zeroing`], but
+    /// whole pages for [`ReservationKind::PrevLinkInBuffer`], whose
+    /// inserters wait for a zero field of their reservation to be written.
+    pub fn page_zeroing_in_effect(&self) -> PageZeroing {
+        if self.reservation == ReservationKind::PrevLinkInBuffer {
+            PageZeroing::WholePage
+        } else {
+            self.page_zeroing
+        }
+    }
+
     /// How the segment supply prepares a new segment: [`Config::segment_prep`]
     /// for this log's [`Config::format`].
     pub(crate) fn prepare_for(&self) -> PrepareFor {
@@ -513,6 +534,10 @@ mod tests {
             (
                 "x".parse::<PageInitKind>().map(|_| ()),
                 "page initialisation \"x\": expected mapping-lock or cooperative",
+            ),
+            (
+                "x".parse::<PageZeroing>().map(|_| ()),
+                "page zeroing \"x\": expected header-only or whole-page",
             ),
             (
                 "x".parse::<Eviction>().map(|_| ()),
@@ -581,6 +606,25 @@ mod tests {
             }),
             Err(ConfigError::WalKeepMax { max: 1, min: 2 })
         );
+    }
+
+    #[test]
+    fn the_prev_link_in_the_buffer_always_zeroes_whole_pages() {
+        for page_zeroing in PageZeroing::ALL {
+            for reservation in ReservationKind::ALL {
+                let config = Config {
+                    page_zeroing,
+                    reservation,
+                    ..Config::default()
+                };
+                let want = if reservation == ReservationKind::PrevLinkInBuffer {
+                    PageZeroing::WholePage
+                } else {
+                    page_zeroing
+                };
+                assert_eq!(config.page_zeroing_in_effect(), want, "{reservation}");
+            }
+        }
     }
 
     #[test]

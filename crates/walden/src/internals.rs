@@ -24,3 +24,4 @@ pub use crate::segment::{
 };
 pub use crate::sync::read_biased::DEFAULT_PARTITIONS as READ_BIASED_DEFAULT_PARTITIONS;
 pub use crate::sync::ReadBiasedLock;
+pub use crate::wal::preview_recovery;

@@ -49,7 +49,7 @@ mod sync;
 mod wal;
 mod write;
 
-pub use buffer::{Eviction, PageInitKind, SwitchEviction};
+pub use buffer::{Eviction, PageInitKind, PageZeroing, SwitchEviction};
 pub use config::{
     Config, ConfigBuilder, ConfigError, RecoveryMode, RecoveryRefused, ReservationKind, SlotChoice,
     MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,

@@ -7,7 +7,6 @@ use std::num::NonZeroUsize;
 
 use clap::Args;
 
-use crate::args::{counts, defaults};
 use crate::commit::{self, CommitRecord, CommitResult};
 use crate::error::BenchError;
 use crate::fresh_wal::CUT_SHORT_NOTE;
@@ -65,32 +64,6 @@ pub struct CommitArgs {
     /// Timing, directory and JSON output.
     #[command(flatten)]
     pub run: SliceArgs,
-}
-
-impl CommitArgs {
-    /// The arguments of `walden bench all --quick`: 1, 2, 16 and 64
-    /// threads, short single slices.
-    pub fn quick_plan() -> CommitArgs {
-        CommitArgs {
-            threads: counts(&[1, 2, 16, 64]),
-            run: SliceArgs::quick_plan(),
-            ..defaults()
-        }
-    }
-
-    /// The PostgreSQL workloads (`scripts/pg-bench`'s cases) in Walden's
-    /// best configuration, as `walden bench all` runs them: logical
-    /// messages of 100 B and 1 MiB, fsync off and on, 1, 2 and 64 threads.
-    pub fn pg_workloads() -> CommitArgs {
-        CommitArgs {
-            threads: counts(&[1, 2, 64]),
-            sync: vec![SyncMethod::None, SyncMethod::Fdatasync],
-            payload: vec![100, 1 << 20],
-            logical: true,
-            best: true,
-            ..defaults()
-        }
-    }
 }
 
 /// Runs every case, prints the table (and writes the JSON).

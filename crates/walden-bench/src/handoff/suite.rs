@@ -25,9 +25,10 @@ const DEFAULT_BUFFERS: u64 = 1 << 20;
 Knobs not given keep Config::default()'s, but for a 1MB ring; every case
 syncs with open_datasync (each durable write taking --delay-us on a storage
 that drops the bytes) and runs the background writer every millisecond.
-Not part of `walden bench all`: its figures are counts of who wrote and of
-who passed the background writer for the write lock, for seed 002's
-hand-off (docs/buffers.md), not a throughput to compare.
+Its figures are counts of who wrote and of who passed the background
+writer for the write lock, for seed 002's hand-off (docs/buffers.md), not a
+throughput to compare; `walden bench all` runs it last but one (the quick
+run with --duration-ms 250).
 
 Examples:
   walden bench handoff

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::args::defaults;
 use crate::error::BenchError;
 use crate::limits::{self, LimitResult, Probe};
 use crate::machine::Machine;
@@ -46,16 +45,6 @@ pub struct LimitsArgs {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-impl LimitsArgs {
-    /// The arguments of `walden bench all --quick`: 150 ms per probe.
-    pub fn quick_plan() -> LimitsArgs {
-        LimitsArgs {
-            duration_ms: 150,
-            ..defaults()
-        }
-    }
 }
 
 /// Runs every probe, prints the table (and writes the JSON).

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::args::{counts, defaults};
 use crate::error::BenchError;
 use crate::logical::{self, LogicalResult, PageCosts, Settings, Sweep};
 use walden::{Config, PageInitKind, SlotChoice};
@@ -80,19 +79,6 @@ pub struct LogicalArgs {
     pub json: Option<PathBuf>,
 }
 
-impl LogicalArgs {
-    /// The arguments of `walden bench all --quick`: 1, 2 and 8 threads,
-    /// 8 slots, 200 ms per case.
-    pub fn quick_plan() -> LogicalArgs {
-        LogicalArgs {
-            threads: counts(&[1, 2, 8]),
-            insert_slots: counts(&[8]),
-            duration_ms: 200,
-            ..defaults()
-        }
-    }
-}
-
 /// Runs every case, then prints the table (and writes the JSON).
 pub fn run(args: &LogicalArgs) -> Result<(), BenchError> {
     let json = open_json(args.json.as_deref())?;
@@ -127,7 +113,7 @@ pub fn run(args: &LogicalArgs) -> Result<(), BenchError> {
         );
     }
     progress.set_message("per-page costs, one thread");
-    let costs = logical::page_costs(settings.duration);
+    let costs = logical::page_costs(settings.duration, settings.base.page_zeroing_in_effect());
     finish(
         progress,
         || {

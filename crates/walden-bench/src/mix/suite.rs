@@ -6,7 +6,6 @@ use std::num::NonZeroUsize;
 
 use clap::Args;
 
-use crate::args::{counts, defaults};
 use crate::error::BenchError;
 use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::mix::{self, MixResult, RECORDS_PER_TRANSACTION};
@@ -47,19 +46,6 @@ pub struct MixArgs {
     /// Segment states.
     #[command(flatten)]
     pub states: SegmentStateArgs,
-}
-
-impl MixArgs {
-    /// The arguments of `walden bench all --quick`: 1, 2 and 64 threads,
-    /// sync none, short single slices.
-    pub fn quick_plan() -> MixArgs {
-        MixArgs {
-            threads: counts(&[1, 2, 64]),
-            sync: vec![SyncMethod::None],
-            run: SliceArgs::quick_plan(),
-            ..defaults()
-        }
-    }
 }
 
 /// Runs every case, prints the table (and writes the JSON).

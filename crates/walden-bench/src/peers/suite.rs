@@ -6,7 +6,6 @@ use std::num::NonZeroUsize;
 
 use clap::Args;
 
-use crate::args::{counts, defaults};
 use crate::error::BenchError;
 use crate::peers::{self, PeerResult, System, Workload, PAYLOAD};
 
@@ -34,18 +33,6 @@ pub struct PeersArgs {
     /// Timing, directory and JSON output.
     #[command(flatten)]
     pub run: SliceArgs,
-}
-
-impl PeersArgs {
-    /// The arguments of `walden bench all --quick`: 1, 2 and 64 threads,
-    /// short single slices.
-    pub fn quick_plan() -> PeersArgs {
-        PeersArgs {
-            threads: counts(&[1, 2, 64]),
-            run: SliceArgs::quick_plan(),
-            ..defaults()
-        }
-    }
 }
 
 /// Runs every case, prints the table (and writes the JSON).

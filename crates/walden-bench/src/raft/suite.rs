@@ -15,9 +15,9 @@ use crate::units::{rate, ratio};
 #[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
 raft-engine is in builds with `--features peers` (scripts/bench --peers);
-other builds measure walden-raft alone. Not part of `walden bench all`
-(yet): its cases run one after the other, not in interleaved slices, so
-run it on a quiet machine.
+other builds measure walden-raft alone. Its cases run one after the
+other, not in interleaved slices, so run it on a quiet machine;
+`walden bench all` runs it last (the quick run with --entries 5000).
 
 Examples:
   walden bench raft

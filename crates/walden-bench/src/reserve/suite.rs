@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::args::{counts, defaults};
 use crate::design::shared_writes;
 use crate::error::BenchError;
 use crate::fresh_wal::CUT_SHORT_NOTE;
@@ -20,7 +19,7 @@ use crate::projection::{project_reservation, ReservationProjection};
 use crate::reserve::insert::{self, InsertCase, InsertResult};
 use crate::reserve::micro::{self, MicroCase, MicroResult};
 use indicatif::ProgressBar;
-use walden::{Config, ReservationKind, WalFormat};
+use walden::{Config, ReservationKind};
 
 use crate::knobs::{check, config_json, configure, DesignArgs, InsertPathArgs};
 use crate::run_output::progress;
@@ -64,18 +63,6 @@ pub struct ReserveArgs {
     pub json: Option<std::path::PathBuf>,
 }
 
-impl ReserveArgs {
-    /// The arguments of `walden bench all --quick`: `--quick` at 1, 2 and
-    /// 64 threads (the full run takes `--quick` alone).
-    pub fn quick_plan() -> ReserveArgs {
-        ReserveArgs {
-            threads: counts(&[1, 2, 64]),
-            quick: true,
-            ..defaults()
-        }
-    }
-}
-
 /// Arguments of `walden bench insert`.
 #[derive(Args, Clone, Debug, PartialEq)]
 #[command(after_help = "\
@@ -116,37 +103,6 @@ pub struct InsertArgs {
     /// Timing, directory and JSON output.
     #[command(flatten)]
     pub run: SliceArgs,
-}
-
-impl InsertArgs {
-    /// The arguments of `walden bench all --quick`: `--quick` at 1, 2 and
-    /// 64 threads, 66-byte records (the full run takes `--quick` alone).
-    pub fn quick_plan() -> InsertArgs {
-        InsertArgs {
-            threads: counts(&[1, 2, 64]),
-            record_bytes: counts(&[66]),
-            quick: true,
-            ..defaults()
-        }
-    }
-
-    /// The batch case of `walden bench all` (both runs): 66-byte records
-    /// one at a time and in batches of 16, 64 and 256, at 1, 2 and 64
-    /// threads, in the default design (postgres15, spinlock), one slice of
-    /// 200 ms per case: a few seconds.
-    pub fn batch_plan() -> InsertArgs {
-        InsertArgs {
-            threads: counts(&[1, 2, 64]),
-            record_bytes: counts(&[66]),
-            batch: counts(&[1, 16, 64, 256]),
-            designs: DesignArgs {
-                format: vec![WalFormat::Postgres15],
-                reservation: vec![ReservationKind::Spinlock],
-            },
-            quick: true,
-            ..defaults()
-        }
-    }
 }
 
 /// Runs the microbenchmark, prints its table and the per-design summary.

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::args::{counts, defaults};
 use crate::error::BenchError;
 use crate::rwlock::{self, CellResult, Group, LockKind, Mix};
 
@@ -39,20 +38,6 @@ pub struct RwlockArgs {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-impl RwlockArgs {
-    /// The arguments of `walden bench all --quick`: 1, 2 and 64 threads,
-    /// seed 004's mix alone, one slice of 150 ms.
-    pub fn quick_plan() -> RwlockArgs {
-        RwlockArgs {
-            threads: counts(&[1, 2, 64]),
-            duration_ms: 150,
-            slices: NonZeroU32::MIN,
-            reads: vec![Mix::PROC_ARRAY_LOCK],
-            ..defaults()
-        }
-    }
 }
 
 fn parse_mix(text: &str) -> Result<Mix, String> {

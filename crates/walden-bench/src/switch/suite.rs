@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::args::defaults;
 use crate::error::BenchError;
 use crate::switch::{self, StorageKind, SwitchResult};
 use walden::{Config, Eviction, SwitchEviction};
@@ -79,19 +78,6 @@ pub enum Storage {
     Delay,
     /// This machine's disk, O_DSYNC.
     Disk,
-}
-
-impl SwitchArgs {
-    /// The arguments of `walden bench all --quick`: the delay storage
-    /// alone, 16 MiB segments, the smallest and the largest ring.
-    pub fn quick_plan() -> SwitchArgs {
-        SwitchArgs {
-            storage: vec![Storage::Delay],
-            segment_sizes: vec![16 << 20],
-            buffers: vec![128 << 10, 4800 << 10],
-            ..defaults()
-        }
-    }
 }
 
 fn parse_storage(text: &str) -> Result<Storage, String> {

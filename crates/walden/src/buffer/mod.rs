@@ -6,6 +6,7 @@ mod eviction;
 mod init_ahead;
 mod link_cell;
 mod mapping_lock;
+mod page_zeroing;
 mod ring;
 
 pub use cooperative::CooperativeInit;
@@ -14,6 +15,7 @@ pub use eviction::{Eviction, SwitchEviction};
 pub(crate) use link_cell::Atomic32;
 pub use link_cell::LinkCell;
 pub use mapping_lock::MappingLockInit;
+pub use page_zeroing::PageZeroing;
 pub use ring::{BufferRing, PageIdentity};
 
 use std::time::Duration;

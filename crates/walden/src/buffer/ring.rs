@@ -8,7 +8,7 @@
 //!
 //! Ownership of the bytes, which the `unsafe` blocks rely on:
 //! - a page is initialised (header written, the rest zeroed only by a ring
-//!   [`BufferRing::zeroing_whole_pages`]) by exactly one thread, while no
+//!   [`BufferRing::zeroing`] [`PageZeroing::WholePage`]) by exactly one thread, while no
 //!   one else can reach the slot: its previous page was written out and no
 //!   reservation maps to the new page's bytes until `page_end` is published
 //!   (Release, read with Acquire);
@@ -29,7 +29,9 @@
 //! overwrites (docs/buffers.md, "No page zeroed twice"). A design that
 //! reads the ring before the reservation's owner writes it (the prev-link
 //! in the buffer waits for a nonzero field) needs the pages zeroed:
-//! [`BufferRing::zeroing_whole_pages`].
+//! [`BufferRing::zeroing`] with [`PageZeroing::WholePage`], which
+//! [`crate::Config::page_zeroing`] also asks for (the before of a
+//! before/after measurement).
 
 use std::ptr::NonNull;
 
@@ -42,6 +44,7 @@ use crate::sync::mutant::{self, Mutant};
 use crate::sync::{AtomicU64, Ordering};
 
 use super::link_cell::LinkCell;
+use super::page_zeroing::PageZeroing;
 use page_tracker::PageTracker;
 
 #[cfg(all(test, loom))]
@@ -73,7 +76,7 @@ pub struct BufferRing {
     seg: SegmentSize,
     id: PageIdentity,
     /// Whether `init_page` zeroes the whole page, not only its header.
-    zero_whole_pages: bool,
+    zeroing: PageZeroing,
     /// The page memory as loom sees it (nothing outside loom).
     tracker: PageTracker,
 }
@@ -109,17 +112,18 @@ impl BufferRing {
             page_end: (0..pages).map(|_| AtomicU64::new(0)).collect(),
             seg,
             id,
-            zero_whole_pages: false,
+            zeroing: PageZeroing::HeaderOnly,
             tracker: PageTracker::new(pages),
         }
     }
 
-    /// The same ring, whose [`BufferRing::init_page`] zeroes the whole page
+    /// The same ring, whose [`BufferRing::init_page`] zeroes what
+    /// `zeroing` says: with [`PageZeroing::WholePage`] the whole page
     /// before writing its header, for a design that reads bytes of a
     /// reservation before its owner has written them (the prev-link in the
-    /// buffer: a zero field is one not written yet).
-    pub fn zeroing_whole_pages(mut self) -> Self {
-        self.zero_whole_pages = true;
+    /// buffer: a zero field is one not written yet) or to measure against.
+    pub fn zeroing(mut self, zeroing: PageZeroing) -> Self {
+        self.zeroing = zeroing;
         self
     }
 
@@ -178,7 +182,7 @@ impl BufferRing {
     /// Initialises the slot for the page at `page_start`: writes its page
     /// header (long on a segment's first page), with `extra_flags` added to
     /// `xlp_info`, and publishes it. The rest of the page keeps what the
-    /// slot held, unless the ring is [`BufferRing::zeroing_whole_pages`]:
+    /// slot held, unless the ring is [`BufferRing::zeroing`] whole pages:
     /// the inserters write every byte of it that is ever written out.
     ///
     /// # Safety
@@ -209,7 +213,7 @@ impl BufferRing {
         // SAFETY: exclusive ownership per the contract; the page is in bounds.
         let page =
             unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
-        if self.zero_whole_pages {
+        if self.zeroing == PageZeroing::WholePage {
             page.fill(0);
         }
         header.encode(page);

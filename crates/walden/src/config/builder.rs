@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::{Config, ConfigError, RecoveryMode, ReservationKind, SlotChoice};
-use crate::buffer::{Eviction, PageInitKind, SwitchEviction};
+use crate::buffer::{Eviction, PageInitKind, PageZeroing, SwitchEviction};
 use crate::format::WalFormat;
 use crate::segment::SegmentPrep;
 use crate::write::SyncMethod;
@@ -59,6 +59,7 @@ setters! {
     reservation: ReservationKind,
     prev_link_table_capacity: Option<usize>,
     page_init: PageInitKind,
+    page_zeroing: PageZeroing,
     eviction: Eviction,
     eviction_chunk: u64,
     writer_delay: Option<Duration>,
@@ -115,6 +116,7 @@ mod tests {
             reservation: ReservationKind::Unlinked,
             prev_link_table_capacity: Some(64),
             page_init: PageInitKind::Cooperative,
+            page_zeroing: PageZeroing::WholePage,
             eviction: Eviction::Batch,
             eviction_chunk: 1 << 20,
             writer_delay: None,
@@ -146,6 +148,7 @@ mod tests {
             reservation,
             prev_link_table_capacity,
             page_init,
+            page_zeroing,
             eviction,
             eviction_chunk,
             writer_delay,
@@ -177,6 +180,7 @@ mod tests {
             .reservation(reservation)
             .prev_link_table_capacity(prev_link_table_capacity)
             .page_init(page_init)
+            .page_zeroing(page_zeroing)
             .eviction(eviction)
             .eviction_chunk(eviction_chunk)
             .writer_delay(writer_delay)

@@ -151,15 +151,12 @@ impl InsertPath {
 
     /// The buffer ring of a log configured by `config` (validated), whose
     /// pages carry `id`: [`Config::buffers`] of pages, zeroed whole at
-    /// initialisation only for the prev-link in the buffer, which waits
-    /// for a zero field to be written (`BufferRing::init_page`).
+    /// initialisation only with [`crate::PageZeroing::WholePage`] or for
+    /// the prev-link in the buffer, which waits for a zero field to be
+    /// written ([`Config::page_zeroing_in_effect`]).
     pub(crate) fn ring(config: &Config, seg: SegmentSize, id: PageIdentity) -> BufferRing {
-        let ring = BufferRing::new((config.buffers / PAGE_SIZE) as usize, seg, id);
-        if config.reservation == ReservationKind::PrevLinkInBuffer {
-            ring.zeroing_whole_pages()
-        } else {
-            ring
-        }
+        BufferRing::new((config.buffers / PAGE_SIZE) as usize, seg, id)
+            .zeroing(config.page_zeroing_in_effect())
     }
 
     /// Initialises the ring's pages up to `pages` pages past the one the

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::{Caller, InsertPath, RecordSpan, StartPoint};
-use crate::buffer::{BufferRing, PageIdentity};
+use crate::buffer::{BufferRing, PageIdentity, PageZeroing};
 use crate::config::{Config, ReservationKind};
 use crate::error::Error;
 use crate::format::body::main_data_header_len;
@@ -184,6 +184,17 @@ fn assert_same_segments(what: &str, ours: &Path, reference: &Path, seg: SegmentS
     }
 }
 
+/// 1 MiB segments and a ring of 32 pages, in `format` with `reservation`.
+fn small_config(format: WalFormat, reservation: ReservationKind) -> Config {
+    Config {
+        format,
+        reservation,
+        segment_size: 1 << 20,
+        buffers: 256 << 10,
+        ..Config::default()
+    }
+}
+
 /// Every format with every reservation design that serves it, over 1 MiB
 /// segments and a ring smaller than a record (pages are evicted mid-copy)
 /// of 31 pages, not a power of two, so that its slots are found by
@@ -193,11 +204,8 @@ fn design_configs() -> Vec<Config> {
     for format in WalFormat::ALL {
         for reservation in ReservationKind::ALL {
             let config = Config {
-                format,
-                reservation,
-                segment_size: 1 << 20,
                 buffers: 31 * PAGE_SIZE,
-                ..Config::default()
+                ..small_config(format, reservation)
             };
             if config.validate().is_ok() {
                 configs.push(config);
@@ -216,11 +224,12 @@ fn scribbled(mut ring: BufferRing) -> BufferRing {
 
 /// Pages are not zeroed at initialisation (but for the prev-link in the
 /// buffer, which needs it): the log written from a ring whose every byte
-/// was scribbled over first is byte-identical to the one written from a
-/// ring that zeroes each page whole (what PostgreSQL does), in every
-/// format and design, switches (the zeroed rest of a segment) and records
-/// of every alignment included. So no byte written out is one that no
-/// header or reservation covered.
+/// was scribbled over first is byte-identical to the one written by a log
+/// configured with [`PageZeroing::WholePage`] (what PostgreSQL does), in
+/// every format and design, switches (the zeroed rest of a segment) and
+/// records of every alignment included. So no byte written out is one that
+/// no header or reservation covered, and the knob's two settings write the
+/// same log.
 #[test]
 fn an_unzeroed_ring_writes_the_same_log_as_a_zeroing_one() {
     for config in design_configs() {
@@ -228,15 +237,51 @@ fn an_unzeroed_ring_writes_the_same_log_as_a_zeroing_one() {
         let seg = config.segment().expect("valid segment size");
         let (ours, reference) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (spans, _) = run(ours.path(), &config, scribbled, InsertPath::insert);
-        let (zeroed_spans, _) = run(
-            reference.path(),
-            &config,
-            BufferRing::zeroing_whole_pages,
-            InsertPath::insert,
-        );
+        let zeroing = Config {
+            page_zeroing: PageZeroing::WholePage,
+            ..config.clone()
+        };
+        let (zeroed_spans, _) = run(reference.path(), &zeroing, |r| r, InsertPath::insert);
         assert_eq!(spans, zeroed_spans, "{what}: spans");
         let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
         assert_same_segments(&what, ours.path(), reference.path(), seg, end);
+    }
+}
+
+/// [`Config::page_zeroing`] reaches the ring: with `WholePage`, every byte
+/// of an initialised page past what was inserted is zero, although the
+/// ring's memory was scribbled over first; with `HeaderOnly` those bytes
+/// keep the scribble (the prev-link in the buffer zeroes them either way).
+/// The next record's header is left out: the prev-link in the buffer
+/// writes the link to this record into it ahead of that record.
+#[test]
+fn whole_page_zeroing_leaves_zeros_past_what_was_inserted() {
+    for reservation in [ReservationKind::Spinlock, ReservationKind::PrevLinkInBuffer] {
+        for page_zeroing in PageZeroing::ALL {
+            let config = Config {
+                page_zeroing,
+                ..small_config(WalFormat::Postgres15, reservation)
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let path = insert_path_over(dir.path(), &config, scribbled);
+            // Three pages and a bit: the last page is mostly past the record.
+            let span = path
+                .insert(&Record::new(RMID, 0x10, data(3 * PAGE_SIZE as usize, 1)))
+                .unwrap();
+            let page_end = Lsn(span.end.page_start().0 + PAGE_SIZE);
+            // SAFETY: no other thread; every insertion has finished.
+            let next_header = Lsn(span.end.0 + config.format.record_header_size() as u64);
+            let rest = unsafe { path.ring.range(next_header, page_end) };
+            let want = match config.page_zeroing_in_effect() {
+                PageZeroing::WholePage => 0,
+                PageZeroing::HeaderOnly => 0xA5,
+            };
+            assert!(rest.len() > PAGE_SIZE as usize / 2, "{}", rest.len());
+            assert!(
+                rest.iter().all(|&b| b == want),
+                "{reservation}, {page_zeroing}: a byte past the record is not {want:#x}"
+            );
+        }
     }
 }
 

@@ -14,7 +14,7 @@ mod recovery_mode;
 mod retention;
 
 pub use async_flush::FlushFuture;
-pub use open::RecoveryReport;
+pub use open::{preview_recovery, RecoveryReport};
 pub use recovery_mode::SkippedWal;
 
 use std::path::{Path, PathBuf};

@@ -246,20 +246,9 @@ impl Wal {
         }
         let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
         files.remove_temp_files()?;
-        let skipping = config.recovery_mode == RecoveryMode::SkipAnyCorruptedRecords;
-        if !skipping {
-            check_segment_sizes(&files, seg.segno(control.redo))?;
-        }
-        let (report, tail, overwrite, dropped) = scan(&files, &control, config.recovery_mode)?;
-        // Skipping reads past short and missing segments; those after the
-        // end of what it kept are discarded below.
+        let (report, tail, overwrite, dropped) =
+            read_and_check(&files, &control, config.recovery_mode)?;
         let skipped = !report.skipped.is_empty();
-        if skipping {
-            check_segment_sizes(&files, seg.segno(report.end))?;
-        }
-        if !skipped {
-            check_no_hole(&files, report.end, control.system_identifier)?;
-        }
         if let Some((from, to)) = dropped {
             erase_durably(&files, from, to)?;
         }
@@ -439,6 +428,47 @@ fn pg_now(unix_secs: i64) -> i64 {
 /// off by the crash (its LSN and the page its continuation is missing
 /// from) and the range of a dropped batch to erase.
 type Scanned = (RecoveryReport, Tail, Option<(Lsn, Lsn)>, Option<(Lsn, Lsn)>);
+
+/// What [`Wal::open`] of the log in `dir` with `mode` would find, without
+/// opening it: recovery's reading and checks alone, writing nothing and
+/// taking no lock (`walden verify --recovery-mode`). An error is the one
+/// the open would fail with ([`crate::RecoveryRefused`], a damaged
+/// segment, ...); the report is what it would keep, skip and drop.
+pub fn preview_recovery(
+    storage: Arc<dyn Storage>,
+    dir: &Path,
+    mode: RecoveryMode,
+) -> Result<RecoveryReport, Error> {
+    let control = ControlFile::read(&*storage, dir)?;
+    let files = SegmentFiles::new(storage, dir, control.segment_size, control.timeline);
+    read_and_check(&files, &control, mode).map(|(report, ..)| report)
+}
+
+/// Recovery's reading of the log under `mode`, and its checks of the
+/// segment files, writing nothing: what [`Wal::open`] finds before it
+/// changes anything.
+fn read_and_check(
+    files: &SegmentFiles,
+    control: &ControlFile,
+    mode: RecoveryMode,
+) -> Result<Scanned, Error> {
+    let seg = control.segment_size;
+    let skipping = mode == RecoveryMode::SkipAnyCorruptedRecords;
+    if !skipping {
+        check_segment_sizes(files, seg.segno(control.redo))?;
+    }
+    let scanned = scan(files, control, mode)?;
+    let report = &scanned.0;
+    // Skipping reads past short and missing segments; those after the end
+    // of what it kept are discarded by the open.
+    if skipping {
+        check_segment_sizes(files, seg.segno(report.end))?;
+    }
+    if report.skipped.is_empty() {
+        check_no_hole(files, report.end, control.system_identifier)?;
+    }
+    Ok(scanned)
+}
 
 /// Reads from the redo point to the end of WAL under `mode`. A batch
 /// whose records are not all there is dropped: the end of WAL becomes its

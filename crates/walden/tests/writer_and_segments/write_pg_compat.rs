@@ -4,7 +4,7 @@
 //! recycle segments (proven by inode and page address), a clean close/reopen
 //! and a SIGKILL/reopen in the middle — under every reservation design that
 //! keeps prev-links, with cooperative page initialisation and batch
-//! eviction on a 4-page ring, and with direct I/O. The formats without prev-links carry their
+//! eviction on a 4-page ring, with either page zeroing and with direct I/O. The formats without prev-links carry their
 //! own page magic, which pg_waldump refuses outright.
 
 use std::collections::BTreeMap;
@@ -21,8 +21,8 @@ use crate::support::wal::{insert_at_page_offset, payload, pg_waldump_agrees};
 use walden::internals::format::page::PageHeader;
 use walden::internals::{maxalign, ControlFile, PAGE_SIZE};
 use walden::{
-    Config, Eviction, PageInitKind, Record, RecordSpan, ReservationKind, SegmentPrep, SegmentSize,
-    SyncMethod, Wal, WalFormat,
+    Config, Eviction, PageInitKind, PageZeroing, Record, RecordSpan, ReservationKind, SegmentPrep,
+    SegmentSize, SyncMethod, Wal, WalFormat,
 };
 use walden::{FsStorage, Lsn, WalRecord};
 
@@ -340,6 +340,20 @@ fn pg_waldump_accepts_direct_io_logs() {
         let config = Config {
             direct_io: true,
             sync_method,
+            ..config(1 << 20, ReservationKind::Spinlock)
+        };
+        check_config_with_pg_waldump(config, MAX_RECORD);
+    }
+}
+
+/// Pages zeroed whole at initialisation (`PageZeroing::WholePage`, the
+/// behaviour kept to measure against) and header-only (the default): both
+/// logs read in pg_waldump.
+#[test]
+fn pg_waldump_accepts_logs_of_either_page_zeroing() {
+    for page_zeroing in PageZeroing::ALL {
+        let config = Config {
+            page_zeroing,
             ..config(1 << 20, ReservationKind::Spinlock)
         };
         check_config_with_pg_waldump(config, MAX_RECORD);

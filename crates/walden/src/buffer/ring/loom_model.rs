@@ -8,6 +8,7 @@
 //! Relaxed (`sync::mutant`).
 
 use super::{BufferRing, PageIdentity};
+use crate::buffer::page_zeroing::PageZeroing;
 use crate::format::page::XLP_PAGEADDR;
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
@@ -26,7 +27,7 @@ fn page_publication() {
             format: WalFormat::Postgres15,
         };
         // Zeroing whole pages, so that a copy the zeroing overran shows.
-        let ring = Arc::new(BufferRing::new(2, seg, id).zeroing_whole_pages());
+        let ring = Arc::new(BufferRing::new(2, seg, id).zeroing(PageZeroing::WholePage));
         let page = Lsn(PAGE_SIZE);
         let r2 = ring.clone();
         let inserter = thread::spawn(move || {
