@@ -169,7 +169,9 @@ fn crash_recovery_starts_a_fresh_segment_in_every_format() {
 
         let (wal, report) = Wal::open(dir.path(), config.clone()).unwrap();
         assert!(!report.clean_shutdown);
-        assert!(report.end.0 < cut, "{format}: recovered to {}", report.end);
+        // A record may end exactly at the cut (records are 8-aligned, and
+        // so is the cut); none that crosses it survives.
+        assert!(report.end.0 <= cut, "{format}: recovered to {}", report.end);
         let next = wal
             .insert_span(&Record::new(RMID, 0, b"after the crash".to_vec()))
             .unwrap();
