@@ -69,6 +69,7 @@ setters! {
     segments_ahead: usize,
     segment_prep: SegmentPrep,
     direct_io: bool,
+    overlap_syncs: bool,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -125,6 +126,7 @@ mod tests {
             segments_ahead: 5,
             segment_prep: SegmentPrep::Fallocate,
             direct_io: true,
+            overlap_syncs: false,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -156,6 +158,7 @@ mod tests {
             segments_ahead,
             segment_prep,
             direct_io,
+            overlap_syncs,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -187,6 +190,7 @@ mod tests {
             .segments_ahead(segments_ahead)
             .segment_prep(segment_prep)
             .direct_io(direct_io)
+            .overlap_syncs(overlap_syncs)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

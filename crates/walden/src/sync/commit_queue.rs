@@ -43,7 +43,12 @@
 //! every later `enter` returns it.
 //!
 //! The leader's contract: after [`Turn::Lead`], call `release_covered`
-//! once its round is over (on success), or `poison` (on failure).
+//! once its round is over (on success), or `poison` (on failure). A leader
+//! may release before its round is over (overlapped syncs: before its
+//! sync) and then calls [`CommitQueue::wake_covered`] once it is; that
+//! leaves the lead alone, but where a release's retrier may have found its
+//! target durable and left (no leader, flushers still parked) it wakes the
+//! lowest one to retry, as a release does, so the invariant above holds.
 
 use std::collections::BTreeMap;
 
@@ -200,6 +205,24 @@ impl CommitQueue {
     /// flushers whose target is at most `durable` and, if any remain
     /// parked, the lowest of them to retry (see the module docs).
     pub fn release_covered(&self, durable: u64) {
+        self.wake(durable, true);
+    }
+
+    /// For a leader that ended its lead early (with `release_covered`,
+    /// before its sync; `Config::overlap_syncs`) once its sync has made
+    /// everything below `durable` durable: wakes exactly the parked
+    /// flushers whose target is at most `durable`, without ending anyone's
+    /// lead; and if flushers remain parked and nobody leads, the lowest of
+    /// them to retry, as a release would (the retrier woken at the early
+    /// release may have found its target durable and left, with nobody
+    /// leading for the rest).
+    pub fn wake_covered(&self, durable: u64) {
+        self.wake(durable, false);
+    }
+
+    /// Wakes the flushers `durable` covers, ends the lead if `end_lead`,
+    /// and wakes the lowest remaining one to retry if nobody leads then.
+    fn wake(&self, durable: u64, end_lead: bool) {
         let (covered, retry) = {
             let mut inner = self.lock();
             let covered = match durable.checked_add(1) {
@@ -209,8 +232,14 @@ impl CommitQueue {
                 }
                 None => std::mem::take(&mut inner.parked),
             };
-            inner.leader = false;
-            let retry = inner.parked.pop_first().map(|(_, w)| w);
+            if end_lead {
+                inner.leader = false;
+            }
+            let retry = if inner.leader {
+                None
+            } else {
+                inner.parked.pop_first().map(|(_, w)| w)
+            };
             let code = if inner.parked.is_empty() {
                 RETRY_ALONE
             } else {

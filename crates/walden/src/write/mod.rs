@@ -22,6 +22,16 @@
 //! (the last one parked after a short grace, so that the returning leader's
 //! next round can take its record in).
 //!
+//! Overlapped syncs ([`crate::Config::overlap_syncs`]): a leader whose round
+//! needs a sync ends its lead as soon as its writes are done, before the
+//! sync, so the next flusher leads a round of its own and writes while that
+//! sync is in flight; its sync then waits for the sync lock. After its
+//! sync the first leader wakes the flushers it covered without touching
+//! the lead ([`CommitQueue::wake_covered`]). So at most two rounds are in
+//! flight: one writing, one syncing (syncs stay serialised, and each
+//! covers exactly what was written when it started). docs/io.md
+//! ("Overlapped syncs") measures it.
+//!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
 //! retry could report data durable that is not). Every later call fails
@@ -178,6 +188,8 @@ pub struct Writer {
     method: SyncMethod,
     /// Direct I/O: segment files opened with `O_DIRECT`, whole pages written.
     direct: bool,
+    /// Overlapped syncs: a leader ends its lead before its sync.
+    overlap_syncs: bool,
     seg: SegmentSize,
 }
 
@@ -192,13 +204,16 @@ impl Writer {
     /// making WAL durable with `method`, with direct I/O if `direct`
     /// ([`crate::Config::direct_io`]), handing the write lock to the
     /// background writer first if `handoff`
-    /// ([`crate::Config::write_lock_handoff`]).
+    /// ([`crate::Config::write_lock_handoff`]), with a leader's sync
+    /// overlapping the next leader's writes if `overlap_syncs`
+    /// ([`crate::Config::overlap_syncs`]).
     pub fn new(
         method: SyncMethod,
         direct: bool,
         seg: SegmentSize,
         start: Lsn,
         handoff: bool,
+        overlap_syncs: bool,
     ) -> Self {
         Writer {
             state: HandoffLock::new(WriterState::default(), handoff),
@@ -213,6 +228,7 @@ impl Writer {
             group_members: AtomicU64::new(0),
             method,
             direct,
+            overlap_syncs,
             seg,
         }
     }
@@ -337,7 +353,8 @@ impl Writer {
     }
 
     /// One round as the leader: write, sync, wake the flushers the sync
-    /// covered and end the lead (see [`CommitQueue`]).
+    /// covered and end the lead (see [`CommitQueue`]); with overlapped
+    /// syncs the lead ends before the sync (see the module docs).
     fn lead(
         &self,
         ring: &BufferRing,
@@ -358,6 +375,13 @@ impl Writer {
                 return Err(e);
             }
         };
+        // The lead ends here if a sync follows: the next leader writes
+        // while it is in flight. What is durable already is still all the
+        // release may report.
+        let handed_on = self.overlap_syncs && round.file.is_some();
+        if handed_on {
+            self.queue.release_covered(self.flushed().0);
+        }
         let mut sync = lock(&self.syncing);
         let synced = match &round.file {
             Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
@@ -372,7 +396,11 @@ impl Writer {
             self.poison();
             return Err(e);
         }
-        self.queue.release_covered(self.flushed().0);
+        if handed_on {
+            self.queue.wake_covered(self.flushed().0);
+        } else {
+            self.queue.release_covered(self.flushed().0);
+        }
         if led {
             Ok(self.flushed())
         } else {
