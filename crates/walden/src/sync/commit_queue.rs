@@ -333,6 +333,57 @@ mod tests {
         assert!(rx.try_recv().is_err());
     }
 
+    /// Overlapped syncs: a leader that released before its sync wakes the
+    /// flushers its sync covered without ending the next leader's lead;
+    /// where the early release's retrier found its target durable and left
+    /// (nobody leading, a flusher still parked), it wakes that one to retry.
+    #[test]
+    fn wake_covered_leaves_the_lead_alone_but_never_strands_a_flusher() {
+        use std::sync::atomic::AtomicU64;
+        use std::time::Duration;
+        let recv = |rx: &mpsc::Receiver<(u64, Turn)>| {
+            rx.recv_timeout(Duration::from_secs(20))
+                .expect("a parked flusher was never woken")
+        };
+        let q = Arc::new(CommitQueue::new());
+        let (tx, rx) = mpsc::channel();
+        // A leads, releases before its sync; B leads while it syncs.
+        assert_eq!(q.enter(5, || false), Turn::Lead);
+        q.release_covered(0);
+        assert_eq!(q.enter(8, || false), Turn::Lead);
+        park(&q, 5, &tx);
+        park(&q, 20, &tx);
+        wait_parked(&q, 2);
+        // A's sync made 5 durable: 5 is covered, 20 stays parked behind B.
+        q.wake_covered(5);
+        assert_eq!(recv(&rx), (5, Turn::Covered));
+        assert_eq!(q.parked(), 1);
+        assert!(rx.try_recv().is_err(), "B still leads: nobody retries");
+        q.release_covered(8);
+        assert_eq!(recv(&rx), (20, Turn::Lead));
+        q.release_covered(20);
+
+        // C leads; 30 and 40 park, 30's target to be made durable by C.
+        let durable = Arc::new(AtomicU64::new(0));
+        assert_eq!(q.enter(25, || false), Turn::Lead);
+        for target in [30, 40] {
+            let (q, tx, durable) = (q.clone(), tx.clone(), durable.clone());
+            std::thread::spawn(move || {
+                let turn = q.enter(target, || durable.load(Ordering::SeqCst) >= target);
+                tx.send((target, turn)).unwrap();
+            });
+        }
+        wait_parked(&q, 2);
+        // C's sync returns before the retrier of its early release runs:
+        // 30 finds its target durable and leaves; nobody leads.
+        durable.store(35, Ordering::SeqCst);
+        q.release_covered(0);
+        assert_eq!(recv(&rx), (30, Turn::Ready));
+        q.wake_covered(35);
+        assert_eq!(recv(&rx), (40, Turn::Lead));
+        assert_eq!(q.parked(), 0);
+    }
+
     #[test]
     fn poison_wakes_everyone_and_refuses_newcomers() {
         let q = Arc::new(CommitQueue::new());

@@ -39,6 +39,8 @@
 //! checks the poison flag under the sync lock before it starts.
 
 pub(crate) mod background;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod overlap_tests;
 #[cfg(test)]
 mod rig;
 mod segment_supply;
