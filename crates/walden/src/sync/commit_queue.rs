@@ -430,6 +430,12 @@ mod loom_tests {
 
         /// Returns true once `target` is durable, false if poisoned.
         fn flush(&self, target: u64, fail: bool) -> bool {
+            self.flush_with(target, fail, false)
+        }
+
+        /// As `flush`; with `overlap`, a round as `Writer::lead` runs it
+        /// with overlapped syncs.
+        fn flush_with(&self, target: u64, fail: bool, overlap: bool) -> bool {
             self.requested.fetch_max(target, Ordering::SeqCst);
             loop {
                 if self.poisoned.load(Ordering::SeqCst) {
@@ -443,6 +449,7 @@ mod loom_tests {
                         || self.poisoned.load(Ordering::SeqCst)
                 };
                 match self.queue.enter(target, ready) {
+                    Turn::Lead if overlap => self.lead_overlapped(target),
                     Turn::Lead => {
                         if !self.lead(target, fail) {
                             return false;
@@ -471,6 +478,44 @@ mod loom_tests {
             self.queue.release_covered(durable);
             true
         }
+    }
+
+    impl Log {
+        /// A round with overlapped syncs: the lead ends after the "write"
+        /// (reading what to cover), before the "sync"; the sync's waiters
+        /// are woken with `wake_covered`. Other rounds may run meanwhile.
+        fn lead_overlapped(&self, target: u64) {
+            let covers = self.requested.load(Ordering::SeqCst).max(target);
+            self.queue
+                .release_covered(self.durable.load(Ordering::SeqCst));
+            self.durable.fetch_max(covers, Ordering::SeqCst);
+            self.queue.wake_covered(self.durable.load(Ordering::SeqCst));
+        }
+    }
+
+    /// Overlapped syncs: three flushers, each round handing the lead on
+    /// before its sync; every flush returns with its target durable and
+    /// nobody is left parked (among the interleavings: the early release's
+    /// retrier finding its target durable and leaving, the lowest flusher
+    /// still parked, which `wake_covered` must wake).
+    #[test]
+    fn overlapped_rounds_strand_nobody() {
+        bounded_model(|| {
+            let log = Arc::new(Log::new());
+            let handles: Vec<_> = [2u64, 3]
+                .into_iter()
+                .map(|t| {
+                    let log = log.clone();
+                    thread::spawn(move || assert!(log.flush_with(t, false, true)))
+                })
+                .collect();
+            assert!(log.flush_with(1, false, true));
+            for h in handles {
+                h.join().unwrap();
+            }
+            assert!(log.durable.load(Ordering::SeqCst) >= 3);
+            assert_eq!(log.queue.parked(), 0);
+        });
     }
 
     /// Checks `f` under loom with at most two preemptions per execution.

@@ -23,14 +23,15 @@
 //! next round can take its record in).
 //!
 //! Overlapped syncs ([`crate::Config::overlap_syncs`]): a leader whose round
-//! needs a sync ends its lead as soon as its writes are done, before the
-//! sync, so the next flusher leads a round of its own and writes while that
-//! sync is in flight; its sync then waits for the sync lock. After its
-//! sync the first leader wakes the flushers it covered without touching
-//! the lead ([`CommitQueue::wake_covered`]). So at most two rounds are in
-//! flight: one writing, one syncing (syncs stay serialised, and each
-//! covers exactly what was written when it started). docs/io.md
-//! ("Overlapped syncs") measures it.
+//! needs a sync writes (while the previous round's sync may be in flight),
+//! waits for that sync to end, writes what finished meanwhile, and ends its
+//! lead just before its own sync, so the next flusher leads a round of its
+//! own and writes while this sync is in flight. After its sync the leader
+//! wakes the flushers it covered without touching the lead
+//! ([`CommitQueue::wake_covered`]). So two rounds overlap: one syncing, the
+//! next writing; syncs stay serialised, each covers exactly what was
+//! written when it started, and each covers everything finished when it
+//! started, as without the overlap. docs/io.md ("Overlapped syncs").
 //!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
@@ -366,22 +367,23 @@ impl Writer {
         more: impl Fn() -> Lsn,
         waited: bool,
     ) -> Result<Lsn, WriteError> {
-        let mut st = self.lock_for(caller);
-        let round = self.write_round(&mut st, ring, segments, target, caller, &more);
-        drop(st);
-        let round = match round {
-            Ok(round) => round,
-            Err(e) => {
-                // Wakes every parked flusher; the lead ends with it.
-                self.poison();
-                return Err(e);
-            }
-        };
-        // The lead ends here if a sync follows: the next leader writes
-        // while it is in flight. What is durable already is still all the
-        // release may report.
+        let mut round = self.locked_round(ring, segments, target, caller, &more)?;
         let handed_on = self.overlap_syncs && round.file.is_some();
+        // A busy sync lock: a sync is in flight (a poisoned lock counts
+        // too, harmlessly: the wait below then returns at once).
+        if handed_on && self.syncing.try_lock().is_err() {
+            // These writes overlapped it: wait for it to end, then take in
+            // what finished meanwhile, so that this round's sync covers it
+            // too (as a round started now would).
+            drop(lock(&self.syncing));
+            let first_made_durable = round.made_durable;
+            round = self.locked_round(ring, segments, round.covers, caller, &more)?;
+            round.made_durable |= first_made_durable;
+        }
         if handed_on {
+            // The lead ends before the sync: the next leader writes while
+            // it is in flight. What is durable already is all the release
+            // may report.
             self.queue.release_covered(self.flushed().0);
         }
         let mut sync = lock(&self.syncing);
@@ -409,6 +411,26 @@ impl Writer {
             // Another thread's sync (or a finished segment's) covered it.
             Ok(self.joined(waited))
         }
+    }
+
+    /// Takes the write lock for `caller` and runs [`Writer::write_round`];
+    /// a failure poisons the writer (waking every parked flusher, which
+    /// ends the lead).
+    fn locked_round(
+        &self,
+        ring: &BufferRing,
+        segments: &dyn SegmentOpener,
+        target: Lsn,
+        caller: Caller,
+        more: &impl Fn() -> Lsn,
+    ) -> Result<Round, WriteError> {
+        let mut st = self.lock_for(caller);
+        let round = self.write_round(&mut st, ring, segments, target, caller, more);
+        drop(st);
+        if round.is_err() {
+            self.poison();
+        }
+        round
     }
 
     /// A leader's writes, under the write lock: everything finished, and
