@@ -500,22 +500,7 @@ mod loom_tests {
     /// still parked, which `wake_covered` must wake).
     #[test]
     fn overlapped_rounds_strand_nobody() {
-        bounded_model(|| {
-            let log = Arc::new(Log::new());
-            let handles: Vec<_> = [2u64, 3]
-                .into_iter()
-                .map(|t| {
-                    let log = log.clone();
-                    thread::spawn(move || assert!(log.flush_with(t, false, true)))
-                })
-                .collect();
-            assert!(log.flush_with(1, false, true));
-            for h in handles {
-                h.join().unwrap();
-            }
-            assert!(log.durable.load(Ordering::SeqCst) >= 3);
-            assert_eq!(log.queue.parked(), 0);
-        });
+        bounded_model(|| three_flushers(true));
     }
 
     /// Checks `f` under loom with at most two preemptions per execution.
@@ -525,26 +510,30 @@ mod loom_tests {
         builder.check(f);
     }
 
+    /// Three flushers with targets 1, 2 and 3, rounds overlapped if
+    /// `overlap`: all return with their target durable, nobody parked.
+    fn three_flushers(overlap: bool) {
+        let log = Arc::new(Log::new());
+        let handles: Vec<_> = [2u64, 3]
+            .into_iter()
+            .map(|t| {
+                let log = log.clone();
+                thread::spawn(move || assert!(log.flush_with(t, false, overlap)))
+            })
+            .collect();
+        assert!(log.flush_with(1, false, overlap));
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert!(log.durable.load(Ordering::SeqCst) >= 3);
+        assert_eq!(log.queue.parked(), 0);
+    }
+
     /// Three flushers with different targets all return with their target
     /// durable: nobody is left parked.
     #[test]
     fn every_flusher_is_covered_or_leads() {
-        bounded_model(|| {
-            let log = Arc::new(Log::new());
-            let handles: Vec<_> = [2u64, 3]
-                .into_iter()
-                .map(|t| {
-                    let log = log.clone();
-                    thread::spawn(move || assert!(log.flush(t, false)))
-                })
-                .collect();
-            assert!(log.flush(1, false));
-            for h in handles {
-                h.join().unwrap();
-            }
-            assert!(log.durable.load(Ordering::SeqCst) >= 3);
-            assert_eq!(log.queue.parked(), 0);
-        });
+        bounded_model(|| three_flushers(false));
     }
 
     /// Two committers, two flushes each (the pattern the lone retrier's

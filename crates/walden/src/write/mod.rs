@@ -367,7 +367,18 @@ impl Writer {
         more: impl Fn() -> Lsn,
         waited: bool,
     ) -> Result<Lsn, WriteError> {
-        let mut round = self.locked_round(ring, segments, target, caller, &more)?;
+        // A round under the write lock; a failure poisons the writer
+        // (waking every parked flusher, which ends the lead).
+        let locked_round = |target| {
+            let mut st = self.lock_for(caller);
+            let round = self.write_round(&mut st, ring, segments, target, caller, &more);
+            drop(st);
+            if round.is_err() {
+                self.poison();
+            }
+            round
+        };
+        let mut round = locked_round(target)?;
         let handed_on = self.overlap_syncs && round.file.is_some();
         // A busy sync lock: a sync is in flight (a poisoned lock counts
         // too, harmlessly: the wait below then returns at once).
@@ -377,7 +388,7 @@ impl Writer {
             // too (as a round started now would).
             drop(lock(&self.syncing));
             let first_made_durable = round.made_durable;
-            round = self.locked_round(ring, segments, round.covers, caller, &more)?;
+            round = locked_round(round.covers)?;
             round.made_durable |= first_made_durable;
         }
         if handed_on {
@@ -411,26 +422,6 @@ impl Writer {
             // Another thread's sync (or a finished segment's) covered it.
             Ok(self.joined(waited))
         }
-    }
-
-    /// Takes the write lock for `caller` and runs [`Writer::write_round`];
-    /// a failure poisons the writer (waking every parked flusher, which
-    /// ends the lead).
-    fn locked_round(
-        &self,
-        ring: &BufferRing,
-        segments: &dyn SegmentOpener,
-        target: Lsn,
-        caller: Caller,
-        more: &impl Fn() -> Lsn,
-    ) -> Result<Round, WriteError> {
-        let mut st = self.lock_for(caller);
-        let round = self.write_round(&mut st, ring, segments, target, caller, more);
-        drop(st);
-        if round.is_err() {
-            self.poison();
-        }
-        round
     }
 
     /// A leader's writes, under the write lock: everything finished, and
