@@ -156,9 +156,10 @@ impl Knob for BuffersArg {
     }
 }
 
-/// `--segment-prep`, `--segments-ahead` and `--direct-io`: how each log's
-/// new segment files are prepared, how many are kept ready ahead, and
-/// whether the writer writes them with direct I/O.
+/// `--segment-prep`, `--segments-ahead`, `--direct-io` and
+/// `--overlap-syncs`: how each log's new segment files are prepared, how
+/// many are kept ready ahead, whether the writer writes them with direct
+/// I/O, and whether the next flush leader writes while a sync is in flight.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -175,6 +176,11 @@ pub struct SegmentArgs {
     /// ring; an error where the file system refuses it [default: off].
     #[arg(long)]
     pub direct_io: bool,
+    /// Overlapped syncs: a flush leader hands the lead on after its writes,
+    /// before its sync, so the next one writes while that sync is in
+    /// flight: true or false [default: the library's, true].
+    #[arg(long)]
+    pub overlap_syncs: Option<bool>,
 }
 
 impl Knob for SegmentArgs {
@@ -184,6 +190,7 @@ impl Knob for SegmentArgs {
         if self.direct_io {
             config.direct_io = true;
         }
+        set(&mut config.overlap_syncs, self.overlap_syncs);
     }
 }
 
@@ -272,6 +279,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "segment_prep": config.segment_prep.to_string(),
         "segments_ahead": config.segments_ahead,
         "direct_io": config.direct_io,
+        "overlap_syncs": config.overlap_syncs,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -328,6 +336,7 @@ mod tests {
             }),
             (&["--segments-ahead", "8"], |c| c.segments_ahead == 8),
             (&["--direct-io"], |c| c.direct_io),
+            (&["--overlap-syncs", "false"], |c| !c.overlap_syncs),
         ];
         for (args, set) in cases {
             let c = configured(args);

@@ -154,6 +154,15 @@ pub struct Config {
     /// [`crate::SegmentError::DirectIoUnsupported`] where the file system
     /// refuses `O_DIRECT`; there is no fallback. docs/io.md says more.
     pub direct_io: bool,
+    /// Overlapped syncs: a flush leader hands the lead on once its writes
+    /// are done, before its sync, so the next flusher writes while that
+    /// sync is in flight (and syncs after it); each sync still covers only
+    /// what was written before it started, and the durable LSN advances to
+    /// that point only when it returns (PostgreSQL holds `WALWriteLock`
+    /// across both). Only the methods that sync after writing
+    /// ([`SyncMethod::Fsync`], [`SyncMethod::Fdatasync`]) have a sync to
+    /// overlap. Default true; docs/io.md ("Overlapped syncs").
+    pub overlap_syncs: bool,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
     /// no reader accepts (not pg_waldump, not Walden's reader, not
     /// recovery): `walden bench reserve`/`insert` set it for that series
@@ -236,6 +245,7 @@ impl Default for Config {
             segments_ahead: 2,
             segment_prep: SegmentPrep::ZeroFill,
             direct_io: false,
+            overlap_syncs: true,
             bench_unreadable_ceiling: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
             recovery_mode: RecoveryMode::PointInTimeRecovery,

@@ -70,6 +70,7 @@ setters! {
     segments_ahead: usize,
     segment_prep: SegmentPrep,
     direct_io: bool,
+    overlap_syncs: bool,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -127,6 +128,7 @@ mod tests {
             segments_ahead: 5,
             segment_prep: SegmentPrep::Fallocate,
             direct_io: true,
+            overlap_syncs: false,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -159,6 +161,7 @@ mod tests {
             segments_ahead,
             segment_prep,
             direct_io,
+            overlap_syncs,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -191,6 +194,7 @@ mod tests {
             .segments_ahead(segments_ahead)
             .segment_prep(segment_prep)
             .direct_io(direct_io)
+            .overlap_syncs(overlap_syncs)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

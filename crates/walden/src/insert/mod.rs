@@ -141,6 +141,7 @@ impl InsertPath {
                 seg,
                 start.written,
                 config.write_lock_handoff,
+                config.overlap_syncs,
             ),
             supply,
             evictions: AtomicU64::new(0),

@@ -43,7 +43,12 @@
 //! every later `enter` returns it.
 //!
 //! The leader's contract: after [`Turn::Lead`], call `release_covered`
-//! once its round is over (on success), or `poison` (on failure).
+//! once its round is over (on success), or `poison` (on failure). A leader
+//! may release before its round is over (overlapped syncs: before its
+//! sync) and then calls [`CommitQueue::wake_covered`] once it is; that
+//! leaves the lead alone, but where a release's retrier may have found its
+//! target durable and left (no leader, flushers still parked) it wakes the
+//! lowest one to retry, as a release does, so the invariant above holds.
 
 use std::collections::BTreeMap;
 
@@ -200,6 +205,24 @@ impl CommitQueue {
     /// flushers whose target is at most `durable` and, if any remain
     /// parked, the lowest of them to retry (see the module docs).
     pub fn release_covered(&self, durable: u64) {
+        self.wake(durable, true);
+    }
+
+    /// For a leader that ended its lead early (with `release_covered`,
+    /// before its sync; `Config::overlap_syncs`) once its sync has made
+    /// everything below `durable` durable: wakes exactly the parked
+    /// flushers whose target is at most `durable`, without ending anyone's
+    /// lead; and if flushers remain parked and nobody leads, the lowest of
+    /// them to retry, as a release would (the retrier woken at the early
+    /// release may have found its target durable and left, with nobody
+    /// leading for the rest).
+    pub fn wake_covered(&self, durable: u64) {
+        self.wake(durable, false);
+    }
+
+    /// Wakes the flushers `durable` covers, ends the lead if `end_lead`,
+    /// and wakes the lowest remaining one to retry if nobody leads then.
+    fn wake(&self, durable: u64, end_lead: bool) {
         let (covered, retry) = {
             let mut inner = self.lock();
             let covered = match durable.checked_add(1) {
@@ -209,8 +232,14 @@ impl CommitQueue {
                 }
                 None => std::mem::take(&mut inner.parked),
             };
-            inner.leader = false;
-            let retry = inner.parked.pop_first().map(|(_, w)| w);
+            if end_lead {
+                inner.leader = false;
+            }
+            let retry = if inner.leader {
+                None
+            } else {
+                inner.parked.pop_first().map(|(_, w)| w)
+            };
             let code = if inner.parked.is_empty() {
                 RETRY_ALONE
             } else {
@@ -304,6 +333,57 @@ mod tests {
         assert!(rx.try_recv().is_err());
     }
 
+    /// Overlapped syncs: a leader that released before its sync wakes the
+    /// flushers its sync covered without ending the next leader's lead;
+    /// where the early release's retrier found its target durable and left
+    /// (nobody leading, a flusher still parked), it wakes that one to retry.
+    #[test]
+    fn wake_covered_leaves_the_lead_alone_but_never_strands_a_flusher() {
+        use std::sync::atomic::AtomicU64;
+        use std::time::Duration;
+        let recv = |rx: &mpsc::Receiver<(u64, Turn)>| {
+            rx.recv_timeout(Duration::from_secs(20))
+                .expect("a parked flusher was never woken")
+        };
+        let q = Arc::new(CommitQueue::new());
+        let (tx, rx) = mpsc::channel();
+        // A leads, releases before its sync; B leads while it syncs.
+        assert_eq!(q.enter(5, || false), Turn::Lead);
+        q.release_covered(0);
+        assert_eq!(q.enter(8, || false), Turn::Lead);
+        park(&q, 5, &tx);
+        park(&q, 20, &tx);
+        wait_parked(&q, 2);
+        // A's sync made 5 durable: 5 is covered, 20 stays parked behind B.
+        q.wake_covered(5);
+        assert_eq!(recv(&rx), (5, Turn::Covered));
+        assert_eq!(q.parked(), 1);
+        assert!(rx.try_recv().is_err(), "B still leads: nobody retries");
+        q.release_covered(8);
+        assert_eq!(recv(&rx), (20, Turn::Lead));
+        q.release_covered(20);
+
+        // C leads; 30 and 40 park, 30's target to be made durable by C.
+        let durable = Arc::new(AtomicU64::new(0));
+        assert_eq!(q.enter(25, || false), Turn::Lead);
+        for target in [30, 40] {
+            let (q, tx, durable) = (q.clone(), tx.clone(), durable.clone());
+            std::thread::spawn(move || {
+                let turn = q.enter(target, || durable.load(Ordering::SeqCst) >= target);
+                tx.send((target, turn)).unwrap();
+            });
+        }
+        wait_parked(&q, 2);
+        // C's sync returns before the retrier of its early release runs:
+        // 30 finds its target durable and leaves; nobody leads.
+        durable.store(35, Ordering::SeqCst);
+        q.release_covered(0);
+        assert_eq!(recv(&rx), (30, Turn::Ready));
+        q.wake_covered(35);
+        assert_eq!(recv(&rx), (40, Turn::Lead));
+        assert_eq!(q.parked(), 0);
+    }
+
     #[test]
     fn poison_wakes_everyone_and_refuses_newcomers() {
         let q = Arc::new(CommitQueue::new());
@@ -350,6 +430,12 @@ mod loom_tests {
 
         /// Returns true once `target` is durable, false if poisoned.
         fn flush(&self, target: u64, fail: bool) -> bool {
+            self.flush_with(target, fail, false)
+        }
+
+        /// As `flush`; with `overlap`, a round as `Writer::lead` runs it
+        /// with overlapped syncs.
+        fn flush_with(&self, target: u64, fail: bool, overlap: bool) -> bool {
             self.requested.fetch_max(target, Ordering::SeqCst);
             loop {
                 if self.poisoned.load(Ordering::SeqCst) {
@@ -363,6 +449,7 @@ mod loom_tests {
                         || self.poisoned.load(Ordering::SeqCst)
                 };
                 match self.queue.enter(target, ready) {
+                    Turn::Lead if overlap => self.lead_overlapped(target),
                     Turn::Lead => {
                         if !self.lead(target, fail) {
                             return false;
@@ -393,6 +480,29 @@ mod loom_tests {
         }
     }
 
+    impl Log {
+        /// A round with overlapped syncs: the lead ends after the "write"
+        /// (reading what to cover), before the "sync"; the sync's waiters
+        /// are woken with `wake_covered`. Other rounds may run meanwhile.
+        fn lead_overlapped(&self, target: u64) {
+            let covers = self.requested.load(Ordering::SeqCst).max(target);
+            self.queue
+                .release_covered(self.durable.load(Ordering::SeqCst));
+            self.durable.fetch_max(covers, Ordering::SeqCst);
+            self.queue.wake_covered(self.durable.load(Ordering::SeqCst));
+        }
+    }
+
+    /// Overlapped syncs: three flushers, each round handing the lead on
+    /// before its sync; every flush returns with its target durable and
+    /// nobody is left parked (among the interleavings: the early release's
+    /// retrier finding its target durable and leaving, the lowest flusher
+    /// still parked, which `wake_covered` must wake).
+    #[test]
+    fn overlapped_rounds_strand_nobody() {
+        bounded_model(|| three_flushers(true));
+    }
+
     /// Checks `f` under loom with at most two preemptions per execution.
     fn bounded_model(f: impl Fn() + Sync + Send + 'static) {
         let mut builder = loom::model::Builder::new();
@@ -400,26 +510,30 @@ mod loom_tests {
         builder.check(f);
     }
 
+    /// Three flushers with targets 1, 2 and 3, rounds overlapped if
+    /// `overlap`: all return with their target durable, nobody parked.
+    fn three_flushers(overlap: bool) {
+        let log = Arc::new(Log::new());
+        let handles: Vec<_> = [2u64, 3]
+            .into_iter()
+            .map(|t| {
+                let log = log.clone();
+                thread::spawn(move || assert!(log.flush_with(t, false, overlap)))
+            })
+            .collect();
+        assert!(log.flush_with(1, false, overlap));
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert!(log.durable.load(Ordering::SeqCst) >= 3);
+        assert_eq!(log.queue.parked(), 0);
+    }
+
     /// Three flushers with different targets all return with their target
     /// durable: nobody is left parked.
     #[test]
     fn every_flusher_is_covered_or_leads() {
-        bounded_model(|| {
-            let log = Arc::new(Log::new());
-            let handles: Vec<_> = [2u64, 3]
-                .into_iter()
-                .map(|t| {
-                    let log = log.clone();
-                    thread::spawn(move || assert!(log.flush(t, false)))
-                })
-                .collect();
-            assert!(log.flush(1, false));
-            for h in handles {
-                h.join().unwrap();
-            }
-            assert!(log.durable.load(Ordering::SeqCst) >= 3);
-            assert_eq!(log.queue.parked(), 0);
-        });
+        bounded_model(|| three_flushers(false));
     }
 
     /// Two committers, two flushes each (the pattern the lone retrier's

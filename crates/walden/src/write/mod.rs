@@ -22,6 +22,17 @@
 //! (the last one parked after a short grace, so that the returning leader's
 //! next round can take its record in).
 //!
+//! Overlapped syncs ([`crate::Config::overlap_syncs`]): a leader whose round
+//! needs a sync writes (while the previous round's sync may be in flight),
+//! waits for that sync to end, writes what finished meanwhile, and ends its
+//! lead just before its own sync, so the next flusher leads a round of its
+//! own and writes while this sync is in flight. After its sync the leader
+//! wakes the flushers it covered without touching the lead
+//! ([`CommitQueue::wake_covered`]). So two rounds overlap: one syncing, the
+//! next writing; syncs stay serialised, each covers exactly what was
+//! written when it started, and each covers everything finished when it
+//! started, as without the overlap. docs/io.md ("Overlapped syncs").
+//!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
 //! retry could report data durable that is not). Every later call fails
@@ -29,6 +40,8 @@
 //! checks the poison flag under the sync lock before it starts.
 
 pub(crate) mod background;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod overlap_tests;
 #[cfg(test)]
 mod rig;
 mod segment_supply;
@@ -178,6 +191,8 @@ pub struct Writer {
     method: SyncMethod,
     /// Direct I/O: segment files opened with `O_DIRECT`, whole pages written.
     direct: bool,
+    /// Overlapped syncs: a leader ends its lead before its sync.
+    overlap_syncs: bool,
     seg: SegmentSize,
 }
 
@@ -192,13 +207,16 @@ impl Writer {
     /// making WAL durable with `method`, with direct I/O if `direct`
     /// ([`crate::Config::direct_io`]), handing the write lock to the
     /// background writer first if `handoff`
-    /// ([`crate::Config::write_lock_handoff`]).
+    /// ([`crate::Config::write_lock_handoff`]), with a leader's sync
+    /// overlapping the next leader's writes if `overlap_syncs`
+    /// ([`crate::Config::overlap_syncs`]).
     pub fn new(
         method: SyncMethod,
         direct: bool,
         seg: SegmentSize,
         start: Lsn,
         handoff: bool,
+        overlap_syncs: bool,
     ) -> Self {
         Writer {
             state: HandoffLock::new(WriterState::default(), handoff),
@@ -213,6 +231,7 @@ impl Writer {
             group_members: AtomicU64::new(0),
             method,
             direct,
+            overlap_syncs,
             seg,
         }
     }
@@ -337,7 +356,8 @@ impl Writer {
     }
 
     /// One round as the leader: write, sync, wake the flushers the sync
-    /// covered and end the lead (see [`CommitQueue`]).
+    /// covered and end the lead (see [`CommitQueue`]); with overlapped
+    /// syncs the lead ends before the sync (see the module docs).
     fn lead(
         &self,
         ring: &BufferRing,
@@ -347,17 +367,36 @@ impl Writer {
         more: impl Fn() -> Lsn,
         waited: bool,
     ) -> Result<Lsn, WriteError> {
-        let mut st = self.lock_for(caller);
-        let round = self.write_round(&mut st, ring, segments, target, caller, &more);
-        drop(st);
-        let round = match round {
-            Ok(round) => round,
-            Err(e) => {
-                // Wakes every parked flusher; the lead ends with it.
+        // A round under the write lock; a failure poisons the writer
+        // (waking every parked flusher, which ends the lead).
+        let locked_round = |target| {
+            let mut st = self.lock_for(caller);
+            let round = self.write_round(&mut st, ring, segments, target, caller, &more);
+            drop(st);
+            if round.is_err() {
                 self.poison();
-                return Err(e);
             }
+            round
         };
+        let mut round = locked_round(target)?;
+        let handed_on = self.overlap_syncs && round.file.is_some();
+        // A busy sync lock: a sync is in flight (a poisoned lock counts
+        // too, harmlessly: the wait below then returns at once).
+        if handed_on && self.syncing.try_lock().is_err() {
+            // These writes overlapped it: wait for it to end, then take in
+            // what finished meanwhile, so that this round's sync covers it
+            // too (as a round started now would).
+            drop(lock(&self.syncing));
+            let first_made_durable = round.made_durable;
+            round = locked_round(round.covers)?;
+            round.made_durable |= first_made_durable;
+        }
+        if handed_on {
+            // The lead ends before the sync: the next leader writes while
+            // it is in flight. What is durable already is all the release
+            // may report.
+            self.queue.release_covered(self.flushed().0);
+        }
         let mut sync = lock(&self.syncing);
         let synced = match &round.file {
             Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
@@ -372,7 +411,11 @@ impl Writer {
             self.poison();
             return Err(e);
         }
-        self.queue.release_covered(self.flushed().0);
+        if handed_on {
+            self.queue.wake_covered(self.flushed().0);
+        } else {
+            self.queue.release_covered(self.flushed().0);
+        }
         if led {
             Ok(self.flushed())
         } else {

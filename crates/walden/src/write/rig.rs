@@ -56,12 +56,23 @@ pub struct WriterRig {
 impl WriterRig {
     /// A ring of `pages` pages holding the pages from `start_page` pages
     /// into segment 1 on, and a writer with `method`, with direct I/O if
-    /// `direct`.
+    /// `direct`, with overlapped syncs (the default).
     pub fn new(
         pages: u64,
         start_page: u64,
         method: SyncMethod,
         direct: bool,
+    ) -> Result<Self, SegmentError> {
+        Self::with_overlap(pages, start_page, method, direct, true)
+    }
+
+    /// As [`WriterRig::new`], with overlapped syncs if `overlap_syncs`.
+    pub fn with_overlap(
+        pages: u64,
+        start_page: u64,
+        method: SyncMethod,
+        direct: bool,
+        overlap_syncs: bool,
     ) -> Result<Self, SegmentError> {
         let sim = SimStorage::new(1);
         let dir = Path::new("/wal");
@@ -85,7 +96,7 @@ impl WriterRig {
         Ok(WriterRig {
             sim,
             ring,
-            writer: Writer::new(method, direct, seg, start, true),
+            writer: Writer::new(method, direct, seg, start, true, overlap_syncs),
             files,
             start,
         })

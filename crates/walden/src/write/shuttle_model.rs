@@ -2,7 +2,8 @@
 //! plus an observer, on the simulated storage: every flush returns a
 //! durable point at or past its target, the durable point never goes back,
 //! one sync serves several flushers (with direct I/O too, the file then
-//! holding the ring's bytes); and with the first sync failing, every
+//! holding the ring's bytes), with and without overlapped syncs (a leader
+//! ending its lead before its sync); and with the first sync failing, every
 //! flusher it would have covered gets an error, nothing is reported durable
 //! after it, and the writer refuses further work.
 //!
@@ -24,8 +25,8 @@ const PAGES: u64 = 4;
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 1_000;
 
-fn setup(direct: bool) -> Arc<WriterRig> {
-    Arc::new(WriterRig::new(PAGES, 0, SyncMethod::Fdatasync, direct).unwrap())
+fn setup(direct: bool, overlap: bool) -> Arc<WriterRig> {
+    Arc::new(WriterRig::with_overlap(PAGES, 0, SyncMethod::Fdatasync, direct, overlap).unwrap())
 }
 
 /// Runs the flushers (and an observer); returns each flusher's target and
@@ -69,10 +70,10 @@ fn flush_all(s: &Arc<WriterRig>) -> Vec<(Lsn, Result<Lsn, String>)> {
 /// `direct`, the segment file then holds the ring's bytes up to the
 /// highest target, however the whole-page writes (each rewriting the
 /// partial page the one before left) interleaved.
-fn check_group_flush(direct: bool) {
+fn check_group_flush(direct: bool, overlap: bool) {
     shuttle::check_random(
         move || {
-            let s = setup(direct);
+            let s = setup(direct, overlap);
             let results = flush_all(&s);
             for (target, r) in &results {
                 let got = r.as_ref().unwrap();
@@ -102,12 +103,17 @@ fn check_group_flush(direct: bool) {
 
 #[test]
 fn group_flush_makes_every_target_durable() {
-    check_group_flush(false);
+    check_group_flush(false, true);
 }
 
 #[test]
 fn group_flush_with_direct_io_makes_every_target_durable() {
-    check_group_flush(true);
+    check_group_flush(true, true);
+}
+
+#[test]
+fn group_flush_without_overlapped_syncs_makes_every_target_durable() {
+    check_group_flush(false, false);
 }
 
 #[test]
@@ -115,7 +121,7 @@ fn a_failed_sync_fails_every_flusher_it_covered() {
     // Random schedules, as in the test above.
     shuttle::check_random(
         || {
-            let s = setup(false);
+            let s = setup(false, true);
             s.sim.fail_sync(1, false);
             let results = flush_all(&s);
             let durable = s.writer.flushed();

@@ -42,6 +42,8 @@ pub const SEGMENT_PREPS: &[SegmentPrep] = &SegmentPrep::ALL;
 pub const SEGMENTS_AHEAD: &[usize] = &[2, 0, 1, 4];
 /// Without and with direct I/O (`O_DIRECT`, whole pages from the ring).
 pub const DIRECT_IO: &[bool] = &[false, true];
+/// With and without overlapped syncs (the default first).
+pub const OVERLAP_SYNCS: &[bool] = &[true, false];
 /// Slot choices.
 pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
 /// Without and with the background writer (another thread doing I/O).
@@ -56,9 +58,10 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
-/// segment preparation, the segments kept ready ahead and direct I/O go
-/// round the combinations (every format meets every preparation, with and
-/// without direct I/O).
+/// segment preparation, the segments kept ready ahead, direct I/O and
+/// overlapped syncs go round the combinations (every format meets every
+/// preparation, with and without direct I/O, with and without overlapped
+/// syncs).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -88,6 +91,10 @@ pub fn strategy_configs() -> Vec<Config> {
                                     direct_io: DIRECT_IO[k
                                         / (SEGMENT_PREPS.len() * SEGMENTS_AHEAD.len())
                                         % DIRECT_IO.len()],
+                                    // k / 2: the innermost loop (the
+                                    // background writer) turns with k, so
+                                    // both meet both settings.
+                                    overlap_syncs: OVERLAP_SYNCS[k / 2 % OVERLAP_SYNCS.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
