@@ -107,6 +107,16 @@ impl Workload {
     }
 }
 
+impl std::str::FromStr for Workload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Workload, String> {
+        Workload::ALL
+            .into_iter()
+            .find(|workload| workload.name() == s)
+            .ok_or_else(|| format!("unknown workload {s:?}: expected append or commit"))
+    }
+}
+
 /// A peer's failure, naming the system.
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {

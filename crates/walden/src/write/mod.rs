@@ -55,6 +55,7 @@ use crossbeam_utils::CachePadded;
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::segment::{AlignedPage, OpenOptions, SegmentError, StorageFile};
+use crate::sync::backoff::Policy;
 use crate::sync::{
     AtomicBool, AtomicU64, CommitQueue, HandoffLock, Mutex, MutexGuard, Ordering, Turn,
 };
@@ -207,7 +208,12 @@ impl Writer {
             flushed: CachePadded::new(AtomicU64::new(start.0)),
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
-            queue: CommitQueue::new(),
+            queue: CommitQueue::new(if method.syncs() || method.sync_on_write() {
+                // A round ends with a sync: its followers sleep at once.
+                Policy::PARK
+            } else {
+                Policy::SPIN_THEN_PARK
+            }),
             flush_requests: AtomicU64::new(0),
             flushes_covered: AtomicU64::new(0),
             group_members: AtomicU64::new(0),
