@@ -399,6 +399,12 @@ impl Writer {
         more: &impl Fn() -> Lsn,
     ) -> Result<Round, WriteError> {
         self.check()?;
+        // Acquire: pairs with the Release in request_flush.
+        let requested = Lsn(self.requested.load(Ordering::Acquire));
+        // The flushers parked behind the leader asked for no more than the
+        // highest request: the round covers it, even if the leader's own
+        // target is durable already (the commit queue's contract).
+        let target = target.max(requested);
         let flushed = self.flushed();
         if flushed >= target {
             return Ok(Round {
@@ -407,9 +413,8 @@ impl Writer {
                 made_durable: false,
             });
         }
-        // Acquire: pairs with the Release in request_flush.
-        let requested = Lsn(self.requested.load(Ordering::Acquire));
-        let target = target.max(more()).max(requested);
+        let target = target.max(more());
+        self.queue.announce(target.0);
         let made_durable = self.write_locked(st, ring, segments, target, caller)?;
         let covers = self.written();
         let file = match &st.open {
