@@ -50,43 +50,36 @@ impl Futex {
     /// Sleeps while the word is `seen`; may return spuriously.
     #[cfg(not(any(loom, shuttle)))]
     pub fn wait(&self, seen: u32) {
-        // SAFETY: FUTEX_WAIT on a live, aligned u32 (the atomic's storage)
-        // with no timeout; the kernel only reads the word. Its result
-        // (woken, EAGAIN if the word differs, EINTR) needs no handling:
-        // the caller re-checks the word in every case.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                self.word.as_ptr(),
-                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                seen,
-                std::ptr::null::<libc::timespec>(),
-            );
-        }
+        // Its result (woken, EAGAIN if the word differs, EINTR) needs no
+        // handling: the caller re-checks the word in every case.
+        self.futex(libc::FUTEX_WAIT, seen);
     }
 
     /// Wakes every thread asleep on the word.
     #[cfg(not(any(loom, shuttle)))]
     pub fn wake_all(&self) {
-        self.wake(i32::MAX);
+        self.futex(libc::FUTEX_WAKE, i32::MAX as u32);
     }
 
     /// Wakes at most one thread asleep on the word.
     #[cfg(not(any(loom, shuttle)))]
     pub fn wake_one(&self) {
-        self.wake(1);
+        self.futex(libc::FUTEX_WAKE, 1);
     }
 
+    /// `futex(word, op | FUTEX_PRIVATE_FLAG, val, no timeout)`.
     #[cfg(not(any(loom, shuttle)))]
-    fn wake(&self, count: i32) {
-        // SAFETY: FUTEX_WAKE on a live, aligned u32; it reads nothing and
-        // cannot fail for a valid address.
+    fn futex(&self, op: libc::c_int, val: u32) {
+        // SAFETY: FUTEX_WAIT or FUTEX_WAKE on a live, aligned u32 (the
+        // atomic's storage), with no timeout (FUTEX_WAKE ignores it); the
+        // kernel only reads the word.
         unsafe {
             libc::syscall(
                 libc::SYS_futex,
                 self.word.as_ptr(),
-                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-                count,
+                op | libc::FUTEX_PRIVATE_FLAG,
+                val,
+                std::ptr::null::<libc::timespec>(),
             );
         }
     }
