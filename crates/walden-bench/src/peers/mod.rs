@@ -179,6 +179,10 @@ mod tests {
             .parse::<System>()
             .unwrap_err()
             .contains("raft-engine"));
+        for workload in Workload::ALL {
+            assert_eq!(workload.name().parse::<Workload>().unwrap(), workload);
+        }
+        assert!("sync".parse::<Workload>().is_err());
     }
 
     #[cfg(not(feature = "peers"))]

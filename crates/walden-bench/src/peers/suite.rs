@@ -21,7 +21,8 @@ other builds have walden and walden-default only.
 
 Examples:
   walden bench peers --threads 1,2,64 --slice-ms 200
-  walden bench peers --systems walden,rocksdb --threads 1,64")]
+  walden bench peers --systems walden,rocksdb --threads 1,64
+  walden bench peers --systems walden,raft-engine --workloads commit --threads 64,256")]
 pub struct PeersArgs {
     /// Thread counts, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,2,8,64")]
@@ -30,6 +31,9 @@ pub struct PeersArgs {
     /// (the peers need `--features peers`).
     #[arg(long, value_delimiter = ',')]
     pub systems: Vec<System>,
+    /// Workloads, comma-separated: append, commit.
+    #[arg(long, value_delimiter = ',', default_value = "append,commit")]
+    pub workloads: Vec<Workload>,
     /// Timing, directory and JSON output.
     #[command(flatten)]
     pub run: SliceArgs,
@@ -47,7 +51,7 @@ pub fn run(args: &PeersArgs) -> Result<(), BenchError> {
         return Err(peers::PeerError::NotBuilt(*missing).into());
     }
     let threads: Vec<usize> = args.threads.iter().map(|t| t.get()).collect();
-    let cases = peers::cases(&systems, &Workload::ALL, &threads);
+    let cases = peers::cases(&systems, &args.workloads, &threads);
     let bar = args.run.progress(cases.len())?;
     let results = peers::run(&cases, &args.run.settings(), |c| {
         bar.set_message(format!(

@@ -74,14 +74,21 @@ impl std::fmt::Display for System {
 impl std::str::FromStr for System {
     type Err = String;
     fn from_str(s: &str) -> Result<System, String> {
-        System::ALL
-            .into_iter()
-            .find(|system| system.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = System::ALL.iter().map(|s| s.name()).collect();
-                format!("unknown system {s:?}: expected one of {}", names.join(", "))
-            })
+        by_name("system", &System::ALL, System::name, s)
     }
+}
+
+/// The one of `all` that `name` calls `s`, or an error listing the names.
+fn by_name<T: Copy>(
+    what: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+    s: &str,
+) -> Result<T, String> {
+    all.iter().copied().find(|&t| name(t) == s).ok_or_else(|| {
+        let names: Vec<_> = all.iter().map(|&t| name(t)).collect();
+        format!("unknown {what} {s:?}: expected one of {}", names.join(", "))
+    })
 }
 
 /// What each operation does.
@@ -104,6 +111,13 @@ impl Workload {
             Workload::Append => "append",
             Workload::Commit => "commit",
         }
+    }
+}
+
+impl std::str::FromStr for Workload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Workload, String> {
+        by_name("workload", &Workload::ALL, Workload::name, s)
     }
 }
 

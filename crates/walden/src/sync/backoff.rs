@@ -61,6 +61,17 @@ impl Policy {
         yields: 0,
         sleep_cap_us: None,
     };
+
+    /// No spinning: the caller parks at once. For waits known to be long
+    /// (a flusher behind a round that syncs, a hundred microseconds or
+    /// more), where a spin only takes the CPU from the threads that make
+    /// progress.
+    pub const PARK: Policy = Policy {
+        spin_steps: 0,
+        doubling: false,
+        yields: 0,
+        sleep_cap_us: None,
+    };
 }
 
 /// One wait in progress, stepped by [`Backoff::snooze`]; see the module docs.
@@ -164,6 +175,7 @@ mod tests {
         }
         assert!(!b.is_completed());
         assert_eq!(b.sleep_us, 4, "sleeps double up to the cap");
+        assert!(Backoff::new(Policy::PARK).is_completed(), "parks at once");
         let mut b = Backoff::new(Policy::SPIN_THEN_YIELD);
         for _ in 0..100 {
             b.snooze();

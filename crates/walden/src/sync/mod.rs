@@ -47,6 +47,7 @@ primitives_from!(std);
 pub mod async_waiters;
 pub mod backoff;
 pub mod commit_queue;
+pub mod futex;
 pub mod handoff_lock;
 pub(crate) mod mutant;
 pub mod read_biased;

@@ -68,6 +68,7 @@ use crossbeam_utils::CachePadded;
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::segment::{AlignedPage, OpenOptions, SegmentError, StorageFile};
+use crate::sync::backoff::Policy;
 use crate::sync::{
     AtomicBool, AtomicU64, CommitQueue, HandoffLock, Mutex, MutexGuard, Ordering, Turn,
 };
@@ -225,7 +226,12 @@ impl Writer {
             flushed: CachePadded::new(AtomicU64::new(start.0)),
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
-            queue: CommitQueue::new(),
+            queue: CommitQueue::new(if method.syncs() || method.sync_on_write() {
+                // A round ends with a sync: its followers sleep at once.
+                Policy::PARK
+            } else {
+                Policy::SPIN_THEN_PARK
+            }),
             flush_requests: AtomicU64::new(0),
             flushes_covered: AtomicU64::new(0),
             group_members: AtomicU64::new(0),
@@ -412,7 +418,7 @@ impl Writer {
             return Err(e);
         }
         if handed_on {
-            self.queue.wake_covered(self.flushed().0);
+            self.queue.wake_covered();
         } else {
             self.queue.release_covered(self.flushed().0);
         }
@@ -436,6 +442,12 @@ impl Writer {
         more: &impl Fn() -> Lsn,
     ) -> Result<Round, WriteError> {
         self.check()?;
+        // Acquire: pairs with the Release in request_flush.
+        let requested = Lsn(self.requested.load(Ordering::Acquire));
+        // The flushers parked behind the leader asked for no more than the
+        // highest request: the round covers it, even if the leader's own
+        // target is durable already (the commit queue's contract).
+        let target = target.max(requested);
         let flushed = self.flushed();
         if flushed >= target {
             return Ok(Round {
@@ -444,9 +456,8 @@ impl Writer {
                 made_durable: false,
             });
         }
-        // Acquire: pairs with the Release in request_flush.
-        let requested = Lsn(self.requested.load(Ordering::Acquire));
-        let target = target.max(more()).max(requested);
+        let target = target.max(more());
+        self.queue.announce(target.0);
         let made_durable = self.write_locked(st, ring, segments, target, caller)?;
         let covers = self.written();
         let file = match &st.open {
