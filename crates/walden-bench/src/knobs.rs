@@ -181,6 +181,11 @@ pub struct SegmentArgs {
     /// flight: true or false [default: the library's, true].
     #[arg(long)]
     pub overlap_syncs: Option<bool>,
+    /// With overlapped syncs, the fewest bytes a round must write to hand
+    /// the lead on before its sync, e.g. 64KB (0: every round) [default:
+    /// the library's, 64 KiB].
+    #[arg(long, value_parser = parse_size_arg)]
+    pub overlap_syncs_from: Option<u64>,
 }
 
 impl Knob for SegmentArgs {
@@ -191,6 +196,7 @@ impl Knob for SegmentArgs {
             config.direct_io = true;
         }
         set(&mut config.overlap_syncs, self.overlap_syncs);
+        set(&mut config.overlap_syncs_from, self.overlap_syncs_from);
     }
 }
 
@@ -280,6 +286,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "segments_ahead": config.segments_ahead,
         "direct_io": config.direct_io,
         "overlap_syncs": config.overlap_syncs,
+        "overlap_syncs_from": config.overlap_syncs_from,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -337,6 +344,9 @@ mod tests {
             (&["--segments-ahead", "8"], |c| c.segments_ahead == 8),
             (&["--direct-io"], |c| c.direct_io),
             (&["--overlap-syncs", "false"], |c| !c.overlap_syncs),
+            (&["--overlap-syncs-from", "1MB"], |c| {
+                c.overlap_syncs_from == 1 << 20
+            }),
         ];
         for (args, set) in cases {
             let c = configured(args);

@@ -71,6 +71,7 @@ setters! {
     segment_prep: SegmentPrep,
     direct_io: bool,
     overlap_syncs: bool,
+    overlap_syncs_from: u64,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -129,6 +130,7 @@ mod tests {
             segment_prep: SegmentPrep::Fallocate,
             direct_io: true,
             overlap_syncs: false,
+            overlap_syncs_from: 1 << 20,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -162,6 +164,7 @@ mod tests {
             segment_prep,
             direct_io,
             overlap_syncs,
+            overlap_syncs_from,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -195,6 +198,7 @@ mod tests {
             .segment_prep(segment_prep)
             .direct_io(direct_io)
             .overlap_syncs(overlap_syncs)
+            .overlap_syncs_from(overlap_syncs_from)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

@@ -141,7 +141,7 @@ impl InsertPath {
                 seg,
                 start.written,
                 config.write_lock_handoff,
-                config.overlap_syncs,
+                config.overlap_syncs.then_some(config.overlap_syncs_from),
             ),
             supply,
             evictions: AtomicU64::new(0),

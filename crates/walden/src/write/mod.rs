@@ -192,8 +192,9 @@ pub struct Writer {
     method: SyncMethod,
     /// Direct I/O: segment files opened with `O_DIRECT`, whole pages written.
     direct: bool,
-    /// Overlapped syncs: a leader ends its lead before its sync.
-    overlap_syncs: bool,
+    /// Overlapped syncs: a leader whose round wrote at least this many
+    /// bytes ends its lead before its sync; `None`: never.
+    overlap_from: Option<u64>,
     seg: SegmentSize,
 }
 
@@ -209,15 +210,16 @@ impl Writer {
     /// ([`crate::Config::direct_io`]), handing the write lock to the
     /// background writer first if `handoff`
     /// ([`crate::Config::write_lock_handoff`]), with a leader's sync
-    /// overlapping the next leader's writes if `overlap_syncs`
-    /// ([`crate::Config::overlap_syncs`]).
+    /// overlapping the next leader's writes in rounds of at least
+    /// `overlap_from` bytes ([`crate::Config::overlap_syncs`],
+    /// [`crate::Config::overlap_syncs_from`]; `None`: never).
     pub fn new(
         method: SyncMethod,
         direct: bool,
         seg: SegmentSize,
         start: Lsn,
         handoff: bool,
-        overlap_syncs: bool,
+        overlap_from: Option<u64>,
     ) -> Self {
         Writer {
             state: HandoffLock::new(WriterState::default(), handoff),
@@ -237,7 +239,7 @@ impl Writer {
             group_members: AtomicU64::new(0),
             method,
             direct,
-            overlap_syncs,
+            overlap_from,
             seg,
         }
     }
@@ -384,8 +386,12 @@ impl Writer {
             }
             round
         };
+        let from = self.written();
         let mut round = locked_round(target)?;
-        let handed_on = self.overlap_syncs && round.file.is_some();
+        let handed_on = round.file.is_some()
+            && self
+                .overlap_from
+                .is_some_and(|min| round.covers.0.saturating_sub(from.0) >= min);
         // A busy sync lock: a sync is in flight (a poisoned lock counts
         // too, harmlessly: the wait below then returns at once).
         if handed_on && self.syncing.try_lock().is_err() {

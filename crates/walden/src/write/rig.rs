@@ -66,7 +66,8 @@ impl WriterRig {
         Self::with_overlap(pages, start_page, method, direct, true)
     }
 
-    /// As [`WriterRig::new`], with overlapped syncs if `overlap_syncs`.
+    /// As [`WriterRig::new`], with overlapped syncs if `overlap_syncs` (for
+    /// every round, however small: `Config::overlap_syncs_from` = 0).
     pub fn with_overlap(
         pages: u64,
         start_page: u64,
@@ -96,7 +97,7 @@ impl WriterRig {
         Ok(WriterRig {
             sim,
             ring,
-            writer: Writer::new(method, direct, seg, start, true, overlap_syncs),
+            writer: Writer::new(method, direct, seg, start, true, overlap_syncs.then_some(0)),
             files,
             start,
         })

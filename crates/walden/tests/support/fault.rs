@@ -95,6 +95,9 @@ pub fn strategy_configs() -> Vec<Config> {
                                     // background writer) turns with k, so
                                     // both meet both settings.
                                     overlap_syncs: OVERLAP_SYNCS[k / 2 % OVERLAP_SYNCS.len()],
+                                    // Every round hands on early, however
+                                    // small: these logs' rounds are.
+                                    overlap_syncs_from: 0,
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
