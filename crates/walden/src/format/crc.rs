@@ -50,6 +50,7 @@ fn extend(crc: u32, parts: &[&[u8]]) -> u32 {
 /// [`extend`] on a CPU with SSE4.2: short parts inline
 /// ([`append_sse42`]), long ones through the crate.
 #[cfg(target_arch = "x86_64")]
+#[inline]
 #[target_feature(enable = "sse4.2")]
 fn extend_sse42(crc: u32, parts: &[&[u8]]) -> u32 {
     parts.iter().fold(crc, |crc, part| {
@@ -88,39 +89,40 @@ fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
     !c
 }
 
-/// Each `crcs[k]` extended over `parts[k]`: equal to `[append(crcs[k],
-/// parts[k]); N]`, computed as `N` interleaved chains of CRC instructions
-/// over the parts' common length (each part then finishes alone).
+/// The CRC-32C of each of `N` record bodies given as parts (`[prefix,
+/// data]`: [`parts_crc`] of each), computed as `N` interleaved chains of
+/// CRC instructions over the last parts' common length; the first parts
+/// before, and the rest of each last part after, go alone.
 ///
 /// One CRC instruction takes 3 cycles to give its result and the CPU
-/// starts one per cycle, so a single chain over a short part (a small
-/// record's body) leaves two thirds of the unit idle; `N` = 3
-/// independent chains fill it.
+/// starts one per cycle, so a single chain over a short body (a small
+/// record's) leaves two thirds of the unit idle; `N` = 3 independent
+/// chains fill it.
 #[inline]
-pub fn append_many<const N: usize>(crcs: [u32; N], parts: [&[u8]; N]) -> [u32; N] {
+pub fn parts_crc_many<const N: usize>(bodies: [[&[u8]; 2]; N]) -> [u32; N] {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("sse4.2") {
         // SAFETY: the CPU has SSE4.2, checked just above.
-        return unsafe { append_many_sse42(crcs, parts) };
+        return unsafe { parts_crc_many_sse42(bodies) };
     }
-    std::array::from_fn(|k| crc32c::crc32c_append(crcs[k], parts[k]))
+    bodies.map(|parts| parts_crc(&parts))
 }
 
-/// [`append_many`] on a CPU with SSE4.2.
+/// [`parts_crc_many`] on a CPU with SSE4.2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse4.2")]
-fn append_many_sse42<const N: usize>(crcs: [u32; N], parts: [&[u8]; N]) -> [u32; N] {
+fn parts_crc_many_sse42<const N: usize>(bodies: [[&[u8]; 2]; N]) -> [u32; N] {
     use std::arch::x86_64::_mm_crc32_u64;
-    let words = parts.map(|part| part.as_chunks::<8>().0);
+    let words = bodies.map(|[_, last]| last.as_chunks::<8>().0);
     let common = words.iter().map(|w| w.len()).min().unwrap_or(0);
-    let mut c = crcs.map(|crc| u64::from(!crc));
+    let mut c = bodies.map(|[first, _]| u64::from(!extend_sse42(0, &[first])));
     for i in 0..common {
         for k in 0..N {
             // The instruction leaves the upper 32 bits zero.
             c[k] = _mm_crc32_u64(c[k], u64::from_le_bytes(words[k][i]));
         }
     }
-    std::array::from_fn(|k| extend_sse42(!(c[k] as u32), &[&parts[k][common * 8..]]))
+    std::array::from_fn(|k| extend_sse42(!(c[k] as u32), &[&bodies[k][1][common * 8..]]))
 }
 
 /// The CRC-32C of a record body, the first half of [`record_crc`].
@@ -208,40 +210,37 @@ mod tests {
         }
     }
 
-    /// Interleaved chains give each part's own CRC: groups of 1 to 4,
-    /// equal and unequal lengths (short, on both sides of every multiple
-    /// of 8, and past `SHORT_INPUT`), parts starting at every offset
-    /// modulo 8, against the `crc32c` crate.
+    /// Interleaved chains give each body's own CRC: groups of 1 to 4,
+    /// first parts of 0 to 5 bytes, last parts of equal and unequal
+    /// lengths (short, on both sides of multiples of 8, and past
+    /// `SHORT_INPUT`) starting at every offset modulo 8, against the
+    /// `crc32c` crate over the concatenation.
     #[test]
-    fn append_many_is_each_parts_crc() {
+    fn parts_crc_many_is_each_bodys_crc() {
         let bytes: Vec<u8> = (0..2 * SHORT_INPUT as u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
             .collect();
         let lens = [0, 1, 7, 8, 9, 15, 16, 17, 40, 42, 63, 64, 65, 300, 900];
-        let part = |k: usize, len: usize| &bytes[k * 3 % 8 + k * 5..][..len];
-        let check = |crcs: &[u32], parts: &[&[u8]], got: &[u32]| {
-            for k in 0..parts.len() {
+        let body = |k: usize, len: usize| [&bytes[k..k * 2], &bytes[k * 11 % 8 + 8..][..len]];
+        fn check<const N: usize>(bodies: [[&[u8]; 2]; N]) {
+            let got = parts_crc_many(bodies);
+            for (k, [first, last]) in bodies.iter().enumerate() {
                 assert_eq!(
                     got[k],
-                    crc32c::crc32c_append(crcs[k], parts[k]),
-                    "chain {k} of {}, lengths {:?}",
-                    parts.len(),
-                    parts.iter().map(|p| p.len()).collect::<Vec<_>>()
+                    crc32c::crc32c(&[*first, *last].concat()),
+                    "chain {k} of {N}, lengths {:?}",
+                    bodies.map(|[f, l]| (f.len(), l.len()))
                 );
             }
-        };
+        }
         for &a in &lens {
             for &b in &lens {
                 for &c in &lens {
-                    let crcs = [0, 0xFFFF_FFFF, 0x1234_5678, 0x0BAD_F00D];
-                    let parts = [part(0, a), part(1, b), part(2, c), part(3, a.max(b))];
-                    check(&crcs[..1], &parts[..1], &append_many([crcs[0]], [parts[0]]));
-                    let two = append_many([crcs[0], crcs[1]], [parts[0], parts[1]]);
-                    check(&crcs[..2], &parts[..2], &two);
-                    let three =
-                        append_many([crcs[0], crcs[1], crcs[2]], [parts[0], parts[1], parts[2]]);
-                    check(&crcs[..3], &parts[..3], &three);
-                    check(&crcs, &parts, &append_many(crcs, parts));
+                    let [w, x, y, z] = [body(0, a), body(2, b), body(5, c), body(3, a.max(b))];
+                    check([w]);
+                    check([w, x]);
+                    check([w, x, y]);
+                    check([w, x, y, z]);
                 }
             }
         }

@@ -39,7 +39,7 @@ pub(super) struct Pending<'b> {
 }
 
 /// How many records of a batch get their body CRCs together, as that many
-/// interleaved chains of CRC instructions ([`crc::append_many`]): 3 keep
+/// interleaved chains of CRC instructions ([`crc::parts_crc_many`]): 3 keep
 /// the CRC unit busy (3 cycles latency, one started per cycle).
 const CRC_GROUP: usize = 3;
 
@@ -51,13 +51,13 @@ pub(super) fn pending_run<'b>(
     records: &'b [Record],
 ) -> impl Iterator<Item = Pending<'b>> {
     records.chunks(CRC_GROUP).flat_map(move |group| {
-        let mut crcs = [0; CRC_GROUP];
-        let mut data: [&[u8]; CRC_GROUP] = [&[]; CRC_GROUP];
-        for ((crc, data), rec) in crcs.iter_mut().zip(&mut data).zip(group) {
-            *crc = crc::append(0, Pending::prefix_for(true, &rec.data).as_bytes());
-            *data = &rec.data[..];
+        let mut bodies: [[&[u8]; 2]; CRC_GROUP] = [[&[]; 2]; CRC_GROUP];
+        let mut prefixes = [MainDataHeader::new(0); CRC_GROUP];
+        for ((body, prefix), rec) in bodies.iter_mut().zip(&mut prefixes).zip(group) {
+            *prefix = Pending::prefix_for(true, &rec.data);
+            *body = [prefix.as_bytes(), &rec.data[..]];
         }
-        let crcs = crc::append_many(crcs, data);
+        let crcs = crc::parts_crc_many(bodies);
         group
             .iter()
             .zip(crcs)
