@@ -47,19 +47,29 @@ fn extend(crc: u32, parts: &[&[u8]]) -> u32 {
         .fold(crc, |crc, part| crc32c::crc32c_append(crc, part))
 }
 
-/// [`extend`] on a CPU with SSE4.2: short parts inline
-/// ([`append_sse42`]), long ones through the crate.
+/// [`extend`] on a CPU with SSE4.2, part by part ([`append_part_sse42`]).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
 fn extend_sse42(crc: u32, parts: &[&[u8]]) -> u32 {
-    parts.iter().fold(crc, |crc, part| {
-        if part.len() < SHORT_INPUT {
-            append_sse42(crc, part)
-        } else {
-            crc32c::crc32c_append(crc, part)
-        }
-    })
+    let mut crc = crc;
+    for part in parts {
+        crc = append_part_sse42(crc, part);
+    }
+    crc
+}
+
+/// [`append`] on a CPU with SSE4.2: a short part inline
+/// ([`append_sse42`]), a long one through the crate.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "sse4.2")]
+fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
+    if part.len() < SHORT_INPUT {
+        append_sse42(crc, part)
+    } else {
+        crc32c::crc32c_append(crc, part)
+    }
 }
 
 /// [`append`] with SSE4.2's CRC-32C instruction, one stream, 8 bytes at a
@@ -113,16 +123,24 @@ pub fn parts_crc_many<const N: usize>(bodies: [[&[u8]; 2]; N]) -> [u32; N] {
 #[target_feature(enable = "sse4.2")]
 fn parts_crc_many_sse42<const N: usize>(bodies: [[&[u8]; 2]; N]) -> [u32; N] {
     use std::arch::x86_64::_mm_crc32_u64;
-    let words = bodies.map(|[_, last]| last.as_chunks::<8>().0);
+    let mut words: [&[[u8; 8]]; N] = [&[]; N];
+    let mut c = [0u64; N];
+    for ((words, c), [first, last]) in words.iter_mut().zip(&mut c).zip(bodies) {
+        *words = last.as_chunks::<8>().0;
+        *c = u64::from(!append_part_sse42(0, first));
+    }
     let common = words.iter().map(|w| w.len()).min().unwrap_or(0);
-    let mut c = bodies.map(|[first, _]| u64::from(!extend_sse42(0, &[first])));
     for i in 0..common {
-        for k in 0..N {
+        for (c, words) in c.iter_mut().zip(&words) {
             // The instruction leaves the upper 32 bits zero.
-            c[k] = _mm_crc32_u64(c[k], u64::from_le_bytes(words[k][i]));
+            *c = _mm_crc32_u64(*c, u64::from_le_bytes(words[i]));
         }
     }
-    std::array::from_fn(|k| extend_sse42(!(c[k] as u32), &[&bodies[k][1][common * 8..]]))
+    let mut crcs = [0; N];
+    for ((crc, c), [_, last]) in crcs.iter_mut().zip(c).zip(bodies) {
+        *crc = append_part_sse42(!(c as u32), &last[common * 8..]);
+    }
+    crcs
 }
 
 /// The CRC-32C of a record body, the first half of [`record_crc`].
