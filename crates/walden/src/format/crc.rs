@@ -15,7 +15,8 @@
 //! Every CRC here checks the CPU once per call (`extend`) and goes, part by
 //! part, to the `crc32c` crate for long inputs, and for short ones (a record
 //! header, the body of a small record) to the CPU's CRC-32C instruction run
-//! inline over 8 bytes at a time. The
+//! inline over 8 bytes at a time; the bodies of several small records go
+//! together as interleaved chains ([`parts_crc_many`]). The
 //! crate's setup for long inputs (splitting off unaligned ends, three
 //! interleaved streams) costs more than the CRC of a few dozen bytes, and
 //! a batch of small records computes two such CRCs per record.
