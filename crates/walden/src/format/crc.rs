@@ -21,7 +21,10 @@
 //! interleaved streams) costs more than the CRC of a few dozen bytes, and
 //! a batch of small records computes two such CRCs per record.
 
-use super::record::{RecordHeader, RECORD_HEADER_SIZE, XL_CRC};
+use super::little_endian::fixed_field;
+use super::record::{
+    RecordHeader, RECORD_HEADER_SIZE, XL_CRC, XL_INFO, XL_PREV, XL_TOT_LEN, XL_XID,
+};
 
 /// Inputs at least this long go to the `crc32c` crate, which interleaves
 /// three streams of CRC instructions over blocks of 3 × 256 bytes (below
@@ -169,7 +172,40 @@ pub fn parts_crc(parts: &[&[u8]]) -> u32 {
 /// PostgreSQL: the final `COMP_CRC32C`/`FIN_CRC32C` in `XLogInsertRecord`.
 #[inline]
 pub fn finish_record_crc(body_crc: u32, header: &[u8; RECORD_HEADER_SIZE]) -> u32 {
-    append(body_crc, &header[..XL_CRC.start])
+    finish_header_words(
+        body_crc,
+        (
+            u64::from_le_bytes(fixed_field(header, XL_TOT_LEN.start..XL_XID.end)),
+            u64::from_le_bytes(fixed_field(header, XL_PREV)),
+            u32::from_le_bytes(fixed_field(header, XL_INFO.start..XL_CRC.start)),
+        ),
+    )
+}
+
+/// [`finish_record_crc`] from the header's covered bytes given as words
+/// ([`RecordHeader::crc_words`]): a header built from its fields is CRC'd
+/// from registers, not stored and read back.
+#[inline]
+pub fn finish_header_words(body_crc: u32, (first, second, third): (u64, u64, u32)) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("sse4.2") {
+        // SAFETY: the CPU has SSE4.2, checked just above.
+        return unsafe { header_sse42(body_crc, first, second, third) };
+    }
+    let crc = crc32c::crc32c_append(body_crc, &first.to_le_bytes());
+    let crc = crc32c::crc32c_append(crc, &second.to_le_bytes());
+    crc32c::crc32c_append(crc, &third.to_le_bytes())
+}
+
+/// [`finish_header_words`] on a CPU with SSE4.2.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "sse4.2")]
+fn header_sse42(crc: u32, first: u64, second: u64, third: u32) -> u32 {
+    use std::arch::x86_64::{_mm_crc32_u32, _mm_crc32_u64};
+    // The instruction leaves the upper 32 bits zero.
+    let c = _mm_crc32_u64(_mm_crc32_u64(u64::from(!crc), first), second) as u32;
+    !_mm_crc32_u32(c, third)
 }
 
 /// The `xl_crc` of a record with this header and body.
@@ -289,6 +325,29 @@ mod tests {
                 parts_crc(&[&[], a, &[], b]),
                 body_crc(&BODY),
                 "cut at {cut}"
+            );
+        }
+    }
+
+    /// The header's CRC words are its covered bytes: the CRC from them
+    /// equals the CRC from the encoded header, for the sample header and
+    /// one with every field's bytes distinct.
+    #[test]
+    fn header_words_are_the_covered_bytes() {
+        let other = RecordHeader {
+            tot_len: 0x0403_0201,
+            xid: 0x0807_0605,
+            prev: Lsn(0x100F_0E0D_0C0B_0A09),
+            info: 0x11,
+            rmid: 0x12,
+            crc: 0,
+        };
+        for h in [RecordHeader::decode(&HEADER), other] {
+            let body_crc = body_crc(&BODY);
+            assert_eq!(
+                finish_header_words(body_crc, h.crc_words()),
+                crc32c::crc32c_append(body_crc, &h.encode()[..XL_CRC.start]),
+                "{h:?}"
             );
         }
     }
