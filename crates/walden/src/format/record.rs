@@ -61,7 +61,7 @@ pub struct RecordHeader {
 }
 
 impl RecordHeader {
-    /// The 20 bytes the CRC covers ([`XL_TOT_LEN`] up to [`XL_CRC`]) as
+    /// The 20 bytes the CRC covers (`xl_tot_len` up to `xl_crc`) as
     /// little-endian words, built from the fields: `tot_len` and `xid`,
     /// `xl_prev`, then `info`, `rmid` and the zero padding.
     pub fn crc_words(&self) -> (u64, u64, u32) {
