@@ -11,7 +11,7 @@
 //! not at all. A batch of one record is inserted as that record alone.
 //! PostgreSQL: none (its records are inserted one at a time).
 
-use super::pending::{body_len, reserved_size, Pending};
+use super::pending::{body_len, pending_run, reserved_size, Pending};
 use super::slots::InsertionProgress;
 use super::{CriticalSection, InsertPath, RecordSpan};
 use crate::error::Error;
@@ -67,10 +67,10 @@ impl InsertPath {
             - records
                 .last()
                 .map_or(0, |rec| reserved_size(format, body_len(rec)));
-        // The records' headers and CRCs are completed as they are placed,
-        // in the one pass that copies them.
-        let items =
-            std::iter::once(marker_item).chain(records.iter().map(|rec| Pending::new(format, rec)));
+        // The records' body CRCs are computed a few records at a time,
+        // interleaved; their headers and CRCs are completed as they are
+        // placed, in the one pass that copies them.
+        let items = std::iter::once(marker_item).chain(pending_run(format, records));
         let mut spans = Vec::with_capacity(records.len());
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
