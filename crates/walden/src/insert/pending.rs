@@ -50,19 +50,24 @@ pub(super) fn pending_run<'b>(
     format: WalFormat,
     records: &'b [Record],
 ) -> impl Iterator<Item = Pending<'b>> {
-    records.chunks(CRC_GROUP).flat_map(move |group| {
+    // All the body CRCs first, into one buffer: building each group's
+    // records inside a `flat_map` over the groups copied every `Pending`
+    // through the stack twice, with stores and loads of different widths
+    // (store-forwarding stalls took 40 % of a batch's profile).
+    let mut crcs = Vec::with_capacity(records.len());
+    for group in records.chunks(CRC_GROUP) {
         let mut bodies: [[&[u8]; 2]; CRC_GROUP] = [[&[]; 2]; CRC_GROUP];
         let mut prefixes = [MainDataHeader::new(0); CRC_GROUP];
         for ((body, prefix), rec) in bodies.iter_mut().zip(&mut prefixes).zip(group) {
             *prefix = Pending::prefix_for(true, &rec.data);
             *body = [prefix.as_bytes(), &rec.data[..]];
         }
-        let crcs = crc::parts_crc_many(bodies);
-        group
-            .iter()
-            .zip(crcs)
-            .map(move |(rec, crc)| Pending::build(format, rec, true, &rec.data, Some(crc)))
-    })
+        crcs.extend_from_slice(&crc::parts_crc_many(bodies)[..group.len()]);
+    }
+    records
+        .iter()
+        .zip(crcs)
+        .map(move |(rec, crc)| Pending::build(format, rec, true, &rec.data, Some(crc)))
 }
 
 /// Bytes a record of `body_len` body bytes reserves in a `format` log: its
@@ -96,6 +101,7 @@ impl<'b> Pending<'b> {
 
     /// [`Self::with_body`] with the body's CRC if known already: computed
     /// here if not and the record is too long to fit in any page.
+    #[inline(always)]
     fn build(
         format: WalFormat,
         rec: &Record,
