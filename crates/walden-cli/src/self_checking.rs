@@ -213,16 +213,21 @@ mod tests {
         assert!(parse_size_range("2-1").is_err());
     }
 
-    #[test]
-    fn acks_ignore_a_torn_last_line_only() {
-        let a = Ack {
+    /// An acknowledgement of record 3 of thread 2 of run 1, ending at 0/100.
+    fn an_ack() -> Ack {
+        Ack {
             id: RecordId {
                 run: 1,
                 thread: 2,
                 seq: 3,
             },
             end: walden::Lsn(0x100),
-        };
+        }
+    }
+
+    #[test]
+    fn acks_ignore_a_torn_last_line_only() {
+        let a = an_ack();
         let text = format!("{}{}1 2 4 0/2", a.line(), a.line());
         assert_eq!(parse_acks(&text).unwrap(), vec![a, a]);
         assert!(parse_acks("1 2 x 0/1\n").is_err());
@@ -232,14 +237,7 @@ mod tests {
     fn reopening_cuts_a_torn_last_line_before_appending() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("acked");
-        let a = Ack {
-            id: RecordId {
-                run: 1,
-                thread: 2,
-                seq: 3,
-            },
-            end: walden::Lsn(0x100),
-        };
+        let a = an_ack();
         std::fs::write(&path, format!("{}1795770354548024244 3", a.line())).unwrap();
         let mut file = open_ack_file(&path).unwrap();
         std::io::Write::write_all(&mut file, a.line().as_bytes()).unwrap();
