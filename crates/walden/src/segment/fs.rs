@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -82,6 +82,10 @@ impl Storage for FsStorage {
         fs::create_dir_all(dir)
     }
 
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        fs::remove_dir(dir)
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         path.try_exists()
     }
@@ -114,27 +118,35 @@ impl Storage for FsStorage {
         if let Some(ours) = held.get(&key) {
             return Ok(LockOutcome::Held(ours.clone()));
         }
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&key)?;
         let deadline = Instant::now() + FORK_HOLD_WAIT;
-        // SAFETY: flock only reads its integer arguments and acts on
-        // a descriptor `file` keeps open.
-        while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let error = io::Error::last_os_error();
-            if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(error);
+        let file = loop {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&key)?;
+            // SAFETY: flock only reads its integer arguments and acts on
+            // a descriptor `file` keeps open.
+            while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                let error = io::Error::last_os_error();
+                if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                    return Err(error);
+                }
+                // The holder may be writing its name right now: empty then.
+                let recorded = recorded_holder(&file)?;
+                if recorded != holder || Instant::now() >= deadline {
+                    return Ok(LockOutcome::Held(recorded));
+                }
+                std::thread::sleep(FORK_HOLD_POLL);
             }
-            // The holder may be writing its name right now: empty then.
-            let recorded = recorded_holder(&file)?;
-            if recorded != holder || Instant::now() >= deadline {
-                return Ok(LockOutcome::Held(recorded));
+            // A holder removes the file before it lets go (a failed
+            // `Wal::create`): a lock on the removed file locks nothing
+            // another taker can see, so take the file now at the path.
+            if still_named(&file, &key)? {
+                break file;
             }
-            std::thread::sleep(FORK_HOLD_POLL);
-        }
+        };
         file.set_len(0)?;
         file.write_all_at(holder.as_bytes(), 0)?;
         held.insert(key.clone(), holder.to_owned());
@@ -142,6 +154,17 @@ impl Storage for FsStorage {
             file: Some(file),
             key,
         })))
+    }
+}
+
+/// True if `path` still names the open `file` (the same inode), false if
+/// it names another file or none.
+fn still_named(file: &fs::File, path: &Path) -> io::Result<bool> {
+    let held = file.metadata()?;
+    match fs::metadata(path) {
+        Ok(named) => Ok(named.dev() == held.dev() && named.ino() == held.ino()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
     }
 }
 

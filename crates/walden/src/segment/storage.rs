@@ -146,6 +146,16 @@ pub trait Storage: Send + Sync + fmt::Debug {
     /// Creates `dir` and any missing parents; `Ok` if it already exists.
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
 
+    /// Removes the empty directory `dir` (`rmdir(2)`); an error if it is
+    /// not empty. Durable only after [`Storage::sync_dir`] of its parent.
+    /// A failed [`crate::Wal::create`] calls it to remove the directories
+    /// it made. The default refuses ([`io::ErrorKind::Unsupported`]): such
+    /// a storage keeps them, empty.
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        let _ = dir;
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
     /// Whether anything exists at `path`; an error if that cannot be told.
     fn exists(&self, path: &Path) -> io::Result<bool>;
 

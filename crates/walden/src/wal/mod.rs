@@ -8,6 +8,7 @@
 mod async_flush;
 mod batch_recovery;
 mod checkpoint_policy;
+mod failed_create;
 mod open;
 mod open_or_create;
 mod recovery_mode;
@@ -416,8 +417,9 @@ pub struct Wal {
     _writer: Option<BackgroundWriter>,
     closed: bool,
     /// One writer per log: the WAL directory's lock, released last, after
-    /// the threads above have stopped.
-    _lock: Box<dyn StorageLock>,
+    /// the threads above have stopped (shared only with a create that is
+    /// still undoing what it made, when it fails: `wal/failed_create.rs`).
+    _lock: Arc<dyn StorageLock>,
 }
 
 // Every method takes `&self`, so one `Wal` serves any number of threads

@@ -23,6 +23,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use super::checkpoint_policy::{CheckpointPolicy, Phase};
+use super::failed_create::Found;
 use super::recovery_mode::{self, read_page_prefix, SkippedWal};
 use super::retention::Retention;
 use super::{unix_time, RedoPoint, Shared, Wal};
@@ -127,7 +128,19 @@ enum FirstPage {
 
 impl Wal {
     /// Creates a new log in `dir` (created if missing) and returns it open.
-    /// Fails if `dir` already holds a log.
+    /// Fails if `dir` already holds a log, or another writer has `dir`
+    /// locked.
+    ///
+    /// A create that fails leaves the directory as it found it: a
+    /// directory it made is removed, with every parent it made, and in one
+    /// that was there the files it made (control file, segments, lock
+    /// file) are removed and nothing else is touched, so a retry, with
+    /// this or another configuration, starts from the same state. A create
+    /// refused because `dir` holds a log or is locked removes nothing of
+    /// them. (A storage without [`Storage::remove_dir`] keeps the
+    /// directories it made, empty; a crash during the create leaves what
+    /// it had made, which holds no control file until the log is whole,
+    /// so a retry may need the directory emptied first.)
     pub fn create(dir: impl AsRef<Path>, config: Config) -> Result<Wal, Error> {
         Wal::create_with_storage(dir, config, Arc::new(FsStorage))
     }
@@ -158,26 +171,59 @@ impl Wal {
             return Err(Error::FirstSegment(first_segment));
         }
         let dir = dir.as_ref();
-        create_dir_durably(&*storage, dir).map_err(SegmentError::from)?;
-        let lock = lock_dir(&*storage, dir)?;
+        let found = Found::note(&*storage, dir)?;
+        let locked = create_dir_durably(&*storage, dir)
+            .map_err(SegmentError::from)
+            .map_err(Error::from)
+            .and_then(|()| Ok(lock_dir(&*storage, dir)?));
+        let lock: Arc<dyn StorageLock> = match locked {
+            Ok(lock) => lock.into(),
+            Err(e) => {
+                found.restore(&*storage, false);
+                return Err(e);
+            }
+        };
         let files = SegmentFiles::new(storage.clone(), dir, seg, FIRST_TIMELINE);
-        if storage.exists(&ControlFile::path(dir)).unwrap_or(true) || !files.list()?.is_empty() {
-            return Err(Error::AlreadyExists(dir.to_path_buf()));
+        let holds_log = storage.exists(&ControlFile::path(dir)).unwrap_or(true)
+            || files.list().map_or(true, |segments| !segments.is_empty());
+        let created = if holds_log {
+            Err(Error::AlreadyExists(dir.to_path_buf()))
+        } else {
+            Wal::create_locked(config, seg, storage.clone(), files, first_segment, &lock)
+        };
+        // Dropped by now if it failed: its threads have stopped, and the
+        // lock is this one alone.
+        if created.is_err() {
+            found.restore(&*storage, true);
         }
+        created
+    }
+
+    /// The rest of [`Wal::create_at_segment`], in the directory `files`
+    /// names, which holds no log and whose lock is `lock`.
+    fn create_locked(
+        config: Config,
+        seg: SegmentSize,
+        storage: Arc<dyn Storage>,
+        files: SegmentFiles,
+        first_segment: u64,
+        lock: &Arc<dyn StorageLock>,
+    ) -> Result<Wal, Error> {
+        let dir = files.dir().to_path_buf();
         if config.direct_io {
-            check_direct_io(&*storage, dir)?;
+            check_direct_io(&*storage, &dir)?;
         }
         let mut control = ControlFile::new(config.format, seg, FIRST_TIMELINE);
         let start = seg.segment_start(first_segment);
         control.redo = Lsn(start.0 + seg.page_header_size(start));
-        control.write(&*storage, dir)?;
+        control.write(&*storage, &dir)?;
         let tail = Tail {
             next_pos: seg.lsn_to_pos(start).unwrap_or(0),
             prev: Lsn::INVALID,
             page: start,
             first_page: FirstPage::Fresh,
         };
-        let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail, lock.clone())?;
         // The first record, as initdb writes it: a shutdown checkpoint.
         wal.shared.checkpoint(true)?;
         wal.shared.mark_open()?;
@@ -276,7 +322,7 @@ impl Wal {
         if fresh_segment {
             discard_segments_after(&files, tail.last_written_segment(seg))?;
         }
-        let wal = Wal::start(config, seg, storage, files, control, tail, lock)?;
+        let wal = Wal::start(config, seg, storage, files, control, tail, lock.into())?;
         if let Some((aborted, _)) = overwrite {
             let body = OverwriteContrecord {
                 overwritten_lsn: aborted,
@@ -326,7 +372,7 @@ impl Wal {
         files: SegmentFiles,
         control: ControlFile,
         tail: Tail,
-        lock: Box<dyn StorageLock>,
+        lock: Arc<dyn StorageLock>,
     ) -> Result<Wal, Error> {
         let ring = InsertPath::ring(
             &config,

@@ -153,8 +153,9 @@ fn assert_refused(result: Result<(), Error>, dir: &Path) {
 
 /// On a file system without `O_DIRECT` (ramfs), `Wal::create` and
 /// `Wal::open` with direct I/O fail with `DirectIoUnsupported` naming the
-/// directory, before anything of the log is written; without direct I/O
-/// the same file system holds a log.
+/// directory, before anything of the log is written; the refused create
+/// leaves the directory as it found it (none, or an empty one: no lock
+/// file, no probe), and a retry without direct I/O creates the log.
 #[test]
 fn a_file_system_without_direct_io_is_refused_at_create_and_open() {
     if let Some(mount) = std::env::var_os(RAMFS_DIR) {
@@ -164,20 +165,18 @@ fn a_file_system_without_direct_io_is_refused_at_create_and_open() {
             ..config(SyncMethod::Fdatasync)
         };
         let existing = mount.join("existing");
-        let wal = Wal::create(&existing, plain).unwrap();
+        let wal = Wal::create(&existing, plain.clone()).unwrap();
         wal.close().unwrap();
         let opened = Wal::open(&existing, config(SyncMethod::Fdatasync)).map(drop);
         assert_refused(opened, &existing);
         let fresh = mount.join("fresh");
         let created = Wal::create(&fresh, config(SyncMethod::OpenDatasync)).map(drop);
         assert_refused(created, &fresh);
-        assert!(!Wal::exists(&fresh), "a refused create leaves no log");
-        // Only the lock file (`flock`, harmless when left) stays: no probe.
-        let left: Vec<_> = std::fs::read_dir(&fresh)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left, [walden::LOCK_FILE_NAME], "nor a probe");
+        // The directory the create made is gone: no log, no lock file, no
+        // probe.
+        assert!(!fresh.exists(), "a refused create removes what it made");
+        // One that was there is left as it was found: empty.
+        std::fs::create_dir(&fresh).unwrap();
         let message = Wal::create(&fresh, config(SyncMethod::Fdatasync))
             .map(drop)
             .unwrap_err()
@@ -186,6 +185,10 @@ fn a_file_system_without_direct_io_is_refused_at_create_and_open() {
             message.starts_with("direct I/O (O_DIRECT) is not supported by the file system"),
             "{message}"
         );
+        let left: Vec<_> = std::fs::read_dir(&fresh).unwrap().collect();
+        assert!(left.is_empty(), "no lock file, no probe: {left:?}");
+        // A retry without direct I/O creates the log.
+        Wal::create(&fresh, plain).unwrap().close().unwrap();
         std::fs::write(std::env::var_os(RAMFS_MARKER).unwrap(), b"ran").unwrap();
         return;
     }

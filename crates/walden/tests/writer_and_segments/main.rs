@@ -15,6 +15,7 @@ mod auto_checkpoint;
 mod background_writer;
 mod checkpoint_to;
 mod direct_io;
+mod failed_create;
 mod group_commit;
 mod init_ahead;
 mod open_or_create;

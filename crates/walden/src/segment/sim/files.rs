@@ -159,6 +159,23 @@ impl Storage for SimStorage {
         })
     }
 
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        let mut s = self.lock();
+        let boot = s.boot;
+        s.op(boot, |s| {
+            if !s.dirs.contains(dir) {
+                return Err(io::ErrorKind::NotFound.into());
+            }
+            let holds = |p: &Path| p.parent() == Some(dir);
+            if s.entries.keys().any(|p| holds(p)) || s.dirs.iter().any(|p| holds(p)) {
+                return Err(io::ErrorKind::DirectoryNotEmpty.into());
+            }
+            s.denied(dir)?;
+            s.dirs.remove(dir);
+            Ok(())
+        })
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         let mut s = self.lock();
         let boot = s.boot;
