@@ -8,11 +8,13 @@ use crate::lsn::{SegmentSize, DEFAULT_SEGMENT_SIZE, PAGE_SIZE};
 use crate::segment::{PrepareFor, SegmentPrep};
 use crate::write::SyncMethod;
 
+mod adopt_defaults;
 mod builder;
 mod recovery_mode;
 mod reservation;
 mod slot_choice;
 
+pub use adopt_defaults::AdoptDefaults;
 pub use builder::ConfigBuilder;
 pub use recovery_mode::{RecoveryMode, RecoveryRefused};
 pub use reservation::{
@@ -53,11 +55,18 @@ pub const WRITER_DELAY_RANGE: std::ops::RangeInclusive<Duration> =
 // A partial document takes the other fields from `Config::default()`.
 #[cfg_attr(feature = "serde", serde(default))]
 pub struct Config {
-    /// On-disk record format.
+    /// On-disk record format. Fixed when the log is created; at open, the
+    /// default is the log's unless [`Config::adopt_defaults`] says not.
     pub format: WalFormat,
     /// Segment file size in bytes: a power of two from 1 MiB to 1 GiB.
-    /// Fixed when the log is created.
+    /// Fixed when the log is created; at open, the default is the log's
+    /// unless [`Config::adopt_defaults`] says not.
     pub segment_size: u64,
+    /// Which of `format`, `segment_size` and `reservation`, left at their
+    /// defaults, [`crate::Wal::open`] takes from the log
+    /// ([`Config::adopting`]): all of them unless the
+    /// [`ConfigBuilder`] set them (or this field says otherwise).
+    pub adopt_defaults: AdoptDefaults,
     /// Size of the shared buffer ring in bytes (a multiple of 8 KiB, at
     /// least 4 pages) (PostgreSQL: `wal_buffers`).
     pub buffers: u64,
@@ -237,6 +246,7 @@ impl Default for Config {
         Config {
             format: WalFormat::Postgres15,
             segment_size: DEFAULT_SEGMENT_SIZE,
+            adopt_defaults: AdoptDefaults::ALL,
             buffers: 16 << 20,
             insert_slots: 8,
             slot_choice: SlotChoice::Sticky,
@@ -372,19 +382,27 @@ pub enum ConfigError {
 
 impl Config {
     /// This configuration for opening a log created with `format` and
-    /// `segment_size`: a format or segment size left at its default takes
-    /// the log's (and a reservation design left at its default, the default
-    /// for that format, [`ReservationKind::default_for`]); values set to
-    /// anything else are kept, and [`crate::Wal::open`] refuses them if they
-    /// differ from the log's. So `Config::default()` opens any log.
+    /// `segment_size`: a format or segment size left unset takes the log's
+    /// (and a reservation design left unset, the default for that format,
+    /// [`ReservationKind::default_for`]); values set are kept, and
+    /// [`crate::Wal::open`] refuses them if they differ from the log's. So
+    /// `Config::default()` opens any log.
+    ///
+    /// "Left unset" is a field at its default value whose
+    /// [`Config::adopt_defaults`] flag is set: `Config::default()` and
+    /// struct literals built on it (`..Config::default()`) set every flag,
+    /// and a [`ConfigBuilder`] setter clears the flag of the field it sets,
+    /// so a default value asked for through the builder is refused on a log
+    /// with another one rather than replaced by the log's.
     pub fn adopting(mut self, format: WalFormat, segment_size: u64) -> Config {
         let default = Config::default();
-        if self.segment_size == default.segment_size {
+        let adopt = self.adopt_defaults;
+        if adopt.segment_size && self.segment_size == default.segment_size {
             self.segment_size = segment_size;
         }
-        if self.format == default.format {
+        if adopt.format && self.format == default.format {
             self.format = format;
-            if self.reservation == default.reservation {
+            if adopt.reservation && self.reservation == default.reservation {
                 self.reservation = ReservationKind::default_for(format);
             }
         }

@@ -51,8 +51,8 @@ mod write;
 
 pub use buffer::{Eviction, PageInitKind, PageZeroing, SwitchEviction};
 pub use config::{
-    Config, ConfigBuilder, ConfigError, RecoveryMode, RecoveryRefused, ReservationKind, SlotChoice,
-    MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,
+    AdoptDefaults, Config, ConfigBuilder, ConfigError, RecoveryMode, RecoveryRefused,
+    ReservationKind, SlotChoice, MAX_INSERT_SLOTS, MAX_SEGMENTS_AHEAD,
 };
 pub use error::Error;
 pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};

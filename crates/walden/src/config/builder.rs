@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::{Config, ConfigError, RecoveryMode, ReservationKind, SlotChoice};
+use super::{AdoptDefaults, Config, ConfigError, RecoveryMode, ReservationKind, SlotChoice};
 use crate::buffer::{Eviction, PageInitKind, PageZeroing, SwitchEviction};
 use crate::format::WalFormat;
 use crate::segment::SegmentPrep;
@@ -51,12 +51,10 @@ macro_rules! setters {
 }
 
 setters! {
-    format: WalFormat,
-    segment_size: u64,
+    adopt_defaults: AdoptDefaults,
     buffers: u64,
     insert_slots: usize,
     slot_choice: SlotChoice,
-    reservation: ReservationKind,
     prev_link_table_capacity: Option<usize>,
     page_init: PageInitKind,
     page_zeroing: PageZeroing,
@@ -83,6 +81,31 @@ setters! {
     write_lock_handoff: bool,
     writer_init_ahead: u64,
     bench_unreadable_ceiling: bool,
+}
+
+/// The setters of the fields [`crate::Wal::open`] may take from the log:
+/// each also clears the field's [`AdoptDefaults`] flag, so that the value
+/// set is kept even when it is the default.
+macro_rules! setters_kept_at_open {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        impl ConfigBuilder {
+            $(
+                #[doc = concat!("Sets [`Config::", stringify!($field), "`], and keeps it at open even \
+                    if it is the default ([`AdoptDefaults`]).")]
+                pub fn $field(mut self, value: $ty) -> Self {
+                    self.config.$field = value;
+                    self.config.adopt_defaults.$field = false;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters_kept_at_open! {
+    format: WalFormat,
+    segment_size: u64,
+    reservation: ReservationKind,
 }
 
 impl ConfigBuilder {
@@ -112,6 +135,10 @@ mod tests {
         let want = Config {
             format: WalFormat::SelfLsn,
             segment_size: 1 << 20,
+            adopt_defaults: AdoptDefaults {
+                format: true,
+                ..AdoptDefaults::NONE
+            },
             buffers: 1 << 20,
             insert_slots: 16,
             slot_choice: SlotChoice::Attempts(2),
@@ -146,6 +173,7 @@ mod tests {
         let Config {
             format,
             segment_size,
+            adopt_defaults,
             buffers,
             insert_slots,
             slot_choice,
@@ -209,9 +237,39 @@ mod tests {
             .switch_eviction(switch_eviction)
             .write_lock_handoff(write_lock_handoff)
             .writer_init_ahead(writer_init_ahead)
-            .bench_unreadable_ceiling(bench_unreadable_ceiling);
+            .bench_unreadable_ceiling(bench_unreadable_ceiling)
+            // Last: the setters of format, segment size and reservation
+            // clear their flags.
+            .adopt_defaults(adopt_defaults);
         assert_eq!(built.config, want);
         assert_ne!(want, Config::default());
+    }
+
+    #[test]
+    fn a_value_set_through_the_builder_is_not_adopted_even_at_its_default() {
+        let default = Config::default();
+        let config = Config::builder()
+            .segment_size(default.segment_size)
+            .build()
+            .unwrap();
+        assert_eq!(
+            config.adopt_defaults,
+            AdoptDefaults {
+                segment_size: false,
+                ..AdoptDefaults::ALL
+            }
+        );
+        let opened = config.adopting(WalFormat::SelfLsn, 1 << 20);
+        assert_eq!(opened.segment_size, default.segment_size, "kept");
+        assert_eq!(opened.format, WalFormat::SelfLsn, "adopted");
+        assert_eq!(opened.reservation, ReservationKind::Unlinked);
+        let kept = Config::builder()
+            .reservation(ReservationKind::Spinlock)
+            .build()
+            .unwrap()
+            .adopting(WalFormat::SelfLsn, 1 << 20);
+        assert_eq!(kept.reservation, ReservationKind::Spinlock);
+        assert!(kept.validate().is_err(), "Spinlock does not suit SelfLsn");
     }
 
     #[test]

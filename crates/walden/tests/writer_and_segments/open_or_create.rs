@@ -1,8 +1,10 @@
 //! `Wal::open_or_create`, and open adopting the log's format and segment
-//! size when the configuration leaves them at their defaults (and refusing
-//! other values that differ).
+//! size when the configuration leaves them unset (and refusing values set
+//! that differ, the default included when set through the builder).
 
-use walden::{Config, ConfigError, Error, Record, ReservationKind, SyncMethod, Wal, WalFormat};
+use walden::{
+    AdoptDefaults, Config, ConfigError, Error, Record, ReservationKind, SyncMethod, Wal, WalFormat,
+};
 
 fn self_lsn_1mib() -> Config {
     Config {
@@ -81,4 +83,56 @@ fn open_or_create_creates_then_opens_and_refuses_a_directory_of_strays() {
         Err(Error::AlreadyExists(path)) => assert_eq!(path, strays.path()),
         other => panic!("expected AlreadyExists, got {:?}", other.map(|_| ())),
     }
+}
+
+/// A format or segment size set through the builder (or marked so in a
+/// struct literal's `adopt_defaults`) is the caller's choice even when it is
+/// the default: open refuses it if the log differs, rather than adopting the
+/// log's silently. Fields the builder did not set are still adopted.
+#[test]
+fn open_refuses_a_default_value_set_explicitly_through_the_builder() {
+    let dir = tempfile::tempdir().unwrap();
+    Wal::create(dir.path(), self_lsn_1mib())
+        .unwrap()
+        .close()
+        .unwrap();
+    let default = Config::default();
+    let sixteen_mib = Config::builder()
+        .segment_size(default.segment_size)
+        .build()
+        .unwrap();
+    match Wal::open(dir.path(), sixteen_mib).map(drop).unwrap_err() {
+        Error::Config(ConfigError::Mismatch {
+            field,
+            on_disk,
+            configured,
+        }) => {
+            assert_eq!(field, "segment_size");
+            assert_eq!(on_disk, (1u64 << 20).to_string());
+            assert_eq!(configured, default.segment_size.to_string());
+        }
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+    let postgres15 = Config::builder().format(default.format).build().unwrap();
+    match Wal::open(dir.path(), postgres15).map(drop).unwrap_err() {
+        Error::Config(ConfigError::Mismatch { field, .. }) => assert_eq!(field, "format"),
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+    // A struct literal says so with the flags.
+    let literal = Config {
+        adopt_defaults: AdoptDefaults::NONE,
+        ..Config::default()
+    };
+    match Wal::open(dir.path(), literal).map(drop).unwrap_err() {
+        Error::Config(ConfigError::Mismatch { field, .. }) => assert_eq!(field, "segment_size"),
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+    let unset = Config::builder()
+        .sync_method(SyncMethod::None)
+        .build()
+        .unwrap();
+    let (wal, _) = Wal::open(dir.path(), unset).unwrap();
+    assert_eq!(wal.config().segment_size, 1 << 20);
+    assert_eq!(wal.config().format, WalFormat::SelfLsn);
+    wal.close().unwrap();
 }
