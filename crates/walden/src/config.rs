@@ -239,6 +239,14 @@ pub struct Config {
     /// [`Config::wal_keep_for`] (in whole segments); at least
     /// [`Config::wal_keep_size`]. `None`: no limit.
     pub wal_keep_max_size: Option<u64>,
+    /// With the `metrics` feature, the value of the
+    /// [`log`](crate::METRICS_LOG_LABEL) label on every series the log
+    /// emits, which tells the logs of one process apart. `None` (the
+    /// default): the WAL directory's path as given to
+    /// [`crate::Wal::create`] or [`crate::Wal::open`], unique among the
+    /// live logs (one writer per directory); set a name where the path is
+    /// long or changes between runs.
+    pub metrics_label: Option<String>,
 }
 
 impl Default for Config {
@@ -277,6 +285,7 @@ impl Default for Config {
             wal_keep_size: 0,
             wal_keep_for: None,
             wal_keep_max_size: None,
+            metrics_label: None,
         }
     }
 }

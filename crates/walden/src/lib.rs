@@ -40,6 +40,7 @@ mod insert;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals;
+mod log_metrics;
 mod lsn;
 mod named_enum;
 mod read;
@@ -59,6 +60,7 @@ pub use format::body::{BlockImage, BlockRef, Body, BodyError, RelFileNode};
 pub use format::record::RecordHeader;
 pub use format::{message, rmgr, WalFormat};
 pub use insert::{BatchSpans, RecordSpan};
+pub use log_metrics::METRICS_LOG_LABEL;
 pub use lsn::{BadSegmentSize, Lsn, SegmentSize, TimeLineId};
 pub use named_enum::ParseKindError;
 pub use read::{

@@ -21,8 +21,9 @@
 //!    the in-buffer prev-link cell;
 //! 8. `segment`: segment files, storage, the control file;
 //! 9. `format`: the on-disk format (page and record headers, bodies, CRC);
-//! 10. `lsn`, `sync`, `named_enum`: LSN arithmetic, the concurrency
-//!     primitives (loom- and shuttle-swappable), and the enum-name parsing.
+//! 10. `lsn`, `sync`, `named_enum`, `log_metrics`: LSN arithmetic, the
+//!     concurrency primitives (loom- and shuttle-swappable), the enum-name
+//!     parsing, and a log's labelled `metrics` series.
 //!
 //! The test reads every file under `src`, takes the modules it names
 //! through `crate::`, `super::` and `self::` paths (in `use` trees, however
@@ -47,7 +48,7 @@ const LAYERS: &[&[&str]] = &[
     &["buffer"],
     &["segment"],
     &["format"],
-    &["lsn", "sync", "named_enum"],
+    &["lsn", "sync", "named_enum", "log_metrics"],
 ];
 
 /// A source file: its path under `src` and its module path.

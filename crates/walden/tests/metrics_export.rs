@@ -11,10 +11,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use walden::{Config, Record, SyncMethod, Wal};
-
-/// The label naming the log a series is about.
-const LOG_LABEL: &str = "log";
+use walden::{Config, Record, SyncMethod, Wal, METRICS_LOG_LABEL};
 
 /// What the recorder saw, by metric name and log label. A snapshot drains
 /// what was recorded since the one before, so counts and histogram samples
@@ -33,7 +30,7 @@ impl Seen {
             let log = key
                 .key()
                 .labels()
-                .find(|l| l.key() == LOG_LABEL)
+                .find(|l| l.key() == METRICS_LOG_LABEL)
                 .map_or_else(String::new, |l| l.value().to_owned());
             let series = (key.key().name().to_owned(), log);
             match value {
@@ -78,8 +75,8 @@ fn config() -> Config {
 
 /// Two logs in one process, each writing its own number of records, report
 /// into series of their own, told apart by the `log` label (the WAL
-/// directory by default); each log's series agree with its `Stats`, and no
-/// series goes without the label.
+/// directory by default, `Config::metrics_label` if set); each log's series
+/// agree with its `Stats`, and no series goes without the label.
 #[test]
 fn two_logs_report_separate_series_that_agree_with_their_stats() {
     let recorder = DebuggingRecorder::new();
@@ -89,15 +86,23 @@ fn two_logs_report_separate_series_that_agree_with_their_stats() {
     recorder.install().unwrap();
 
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let logs: Vec<(Wal, String, u64)> = dirs
-        .iter()
-        .zip([20u64, 7])
-        .map(|(dir, records)| {
-            let wal = Wal::create(dir.path(), config()).unwrap();
-            let label = dir.path().display().to_string();
-            (wal, label, records)
-        })
-        .collect();
+    // The first by its directory (the default), the second by its name.
+    let named = Config {
+        metrics_label: Some("orders".to_owned()),
+        ..config()
+    };
+    let logs: Vec<(Wal, String, u64)> = vec![
+        (
+            Wal::create(dirs[0].path(), config()).unwrap(),
+            dirs[0].path().display().to_string(),
+            20,
+        ),
+        (
+            Wal::create(dirs[1].path(), named).unwrap(),
+            "orders".to_owned(),
+            7,
+        ),
+    ];
     for (wal, _, records) in &logs {
         for i in 0..*records {
             let end = wal

@@ -81,6 +81,7 @@ setters! {
     write_lock_handoff: bool,
     writer_init_ahead: u64,
     bench_unreadable_ceiling: bool,
+    metrics_label: Option<String>,
 }
 
 /// The setters of the fields [`crate::Wal::open`] may take from the log:
@@ -169,6 +170,7 @@ mod tests {
             write_lock_handoff: false,
             writer_init_ahead: 64,
             bench_unreadable_ceiling: true,
+            metrics_label: Some("orders".to_owned()),
         };
         let Config {
             format,
@@ -204,6 +206,7 @@ mod tests {
             write_lock_handoff,
             writer_init_ahead,
             bench_unreadable_ceiling,
+            metrics_label,
         } = want.clone();
         let built = Config::builder()
             .format(format)
@@ -238,6 +241,7 @@ mod tests {
             .write_lock_handoff(write_lock_handoff)
             .writer_init_ahead(writer_init_ahead)
             .bench_unreadable_ceiling(bench_unreadable_ceiling)
+            .metrics_label(metrics_label)
             // Last: the setters of format, segment size and reservation
             // clear their flags.
             .adopt_defaults(adopt_defaults);

@@ -30,6 +30,7 @@ use crate::error::Error;
 use crate::format::message::CheckPoint;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN};
 use crate::insert::{BatchSpans, InsertPath, RecordSpan};
+use crate::log_metrics::LogMetrics;
 use crate::lsn::{maxalign, Lsn};
 use crate::read::{ReaderOptions, StorageSource, WalReader};
 use crate::record::{Batch, Record};
@@ -64,6 +65,9 @@ pub(crate) struct Shared {
     policy: CheckpointPolicy,
     /// How much WAL below the redo point is kept.
     retention: Retention,
+    /// The log's `metrics` series (`publish_metrics`).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    metrics: LogMetrics,
 }
 
 impl Shared {
@@ -272,26 +276,31 @@ impl Shared {
     /// inserted, the insert and durable positions, checkpoints by cause,
     /// segments recycled and removed, and WAL retained.
     fn publish_metrics(&self) {
+        use crate::log_metrics::METRICS_LOG_LABEL as LOG;
+        let log = || self.metrics.log();
         let slots = self.insert.slot_stats();
-        metrics::counter!("walden_records_total").absolute(slots.records);
-        metrics::counter!("walden_record_bytes_total").absolute(slots.bytes);
-        metrics::gauge!("walden_insert_lsn").set(self.insert.insert_position().0 as f64);
-        metrics::gauge!("walden_flushed_lsn").set(self.insert.writer.flushed().0 as f64);
+        metrics::counter!("walden_records_total", LOG => log()).absolute(slots.records);
+        metrics::counter!("walden_record_bytes_total", LOG => log()).absolute(slots.bytes);
+        let insert_lsn = self.insert.insert_position().0 as f64;
+        metrics::gauge!("walden_insert_lsn", LOG => log()).set(insert_lsn);
+        let flushed_lsn = self.insert.writer.flushed().0 as f64;
+        metrics::gauge!("walden_flushed_lsn", LOG => log()).set(flushed_lsn);
         let checkpoints = self.policy.counts();
         for (cause, n) in [
             ("requested", checkpoints.requested),
             ("volume", checkpoints.by_volume),
             ("time", checkpoints.by_time),
         ] {
-            metrics::counter!("walden_checkpoints_total", "cause" => cause).absolute(n);
+            metrics::counter!("walden_checkpoints_total", LOG => log(), "cause" => cause)
+                .absolute(n);
         }
         // Relaxed: statistics.
         let recycled = self.recycled.load(Ordering::Relaxed);
         let removed = self.removed.load(Ordering::Relaxed);
-        metrics::counter!("walden_segments_recycled_total").absolute(recycled);
-        metrics::counter!("walden_segments_removed_total").absolute(removed);
-        let retained = self.retained.load(Ordering::Relaxed);
-        metrics::gauge!("walden_wal_retained_bytes").set(retained as f64);
+        metrics::counter!("walden_segments_recycled_total", LOG => log()).absolute(recycled);
+        metrics::counter!("walden_segments_removed_total", LOG => log()).absolute(removed);
+        let retained = self.retained.load(Ordering::Relaxed) as f64;
+        metrics::gauge!("walden_wal_retained_bytes", LOG => log()).set(retained);
     }
 }
 

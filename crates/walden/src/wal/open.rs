@@ -34,6 +34,7 @@ use crate::format::message::{OverwriteContrecord, POSTGRES_EPOCH_UNIX_SECS, USEC
 use crate::format::page::XLP_FIRST_IS_OVERWRITE_CONTRECORD;
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_OVERWRITE_CONTRECORD};
 use crate::insert::{InsertPath, StartPoint};
+use crate::log_metrics::LogMetrics;
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
 use crate::segment::{
@@ -237,8 +238,11 @@ impl Wal {
     }
 
     /// Opens the log in `dir`, recovering to the end of valid WAL. A format
-    /// or segment size left at its default in `config` is the log's own
-    /// ([`Config::adopting`]); one set to another value must match it.
+    /// or segment size left unset in `config` (at its default, with its
+    /// [`Config::adopt_defaults`] flag set, as in `Config::default()`) is
+    /// the log's own ([`Config::adopting`]); one set, through
+    /// [`Config::builder`] even to the default, or to another value, must
+    /// match it, or the open fails with [`ConfigError::Mismatch`].
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
@@ -397,6 +401,12 @@ impl Wal {
             }
         };
         let dir = files.dir().to_path_buf();
+        let metrics = LogMetrics::new(
+            &config
+                .metrics_label
+                .clone()
+                .unwrap_or_else(|| dir.display().to_string()),
+        );
         let start = StartPoint {
             next_pos: tail.next_pos,
             prev: tail.prev,
@@ -405,8 +415,10 @@ impl Wal {
         };
         let policy = CheckpointPolicy::new(&config, control.redo, tail.durable_end());
         let retention = Retention::new(&config, std::time::Instant::now());
+        let mut insert = InsertPath::new(&config, seg, ring, supply(&config, files), start);
+        insert.writer.label_metrics(metrics.clone());
         let shared = Arc::new(Shared {
-            insert: InsertPath::new(&config, seg, ring, supply(&config, files), start),
+            insert,
             background: Arc::new(Wakeup::new(
                 config.writer_delay.map(|_| config.writer_flush_after),
                 written,
@@ -420,6 +432,7 @@ impl Wal {
             retained: AtomicU64::new(0),
             policy,
             retention,
+            metrics,
             config,
         });
         let prealloc = SegmentSupply::start_preallocator(&shared, |s| s.insert.supply_and_writer())

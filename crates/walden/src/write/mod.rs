@@ -66,6 +66,7 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 
 use crate::buffer::BufferRing;
+use crate::log_metrics::LogMetrics;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::segment::{AlignedPage, OpenOptions, SegmentError, StorageFile};
 use crate::sync::backoff::Policy;
@@ -196,6 +197,8 @@ pub struct Writer {
     /// bytes ends its lead before its sync; `None`: never.
     overlap_from: Option<u64>,
     seg: SegmentSize,
+    /// Writes, syncs and group flushes as `metrics` series of this log.
+    metrics: LogMetrics,
 }
 
 /// Locks `m`, recovering it if a holder panicked (the writer's state stays
@@ -241,7 +244,14 @@ impl Writer {
             direct,
             overlap_from,
             seg,
+            metrics: LogMetrics::default(),
         }
+    }
+
+    /// Reports writes, syncs and group flushes as `metrics` series of the
+    /// log `metrics` names (without it, under an empty name).
+    pub(crate) fn label_metrics(&mut self, metrics: LogMetrics) {
+        self.metrics = metrics;
     }
 
     /// Everything below this LSN has been written.
@@ -551,8 +561,11 @@ impl Writer {
                 source,
             })?;
             st.stats.count_write(bytes, caller);
+            self.metrics.write(bytes);
             if self.method.sync_on_write() {
-                st.stats.count_sync(started.elapsed());
+                let took = started.elapsed();
+                st.stats.count_sync(took);
+                self.metrics.sync(took);
             }
             pos = end;
             // Release: publishes that the ring slots below `pos` are free
@@ -611,7 +624,9 @@ impl Writer {
                 source,
             });
         }
-        sync.stats.count_sync(started.elapsed());
+        let took = started.elapsed();
+        sync.stats.count_sync(took);
+        self.metrics.sync(took);
         // Release: the bytes below `upto` are durable now. An RMW so that
         // `flushed` never goes back.
         self.flushed.fetch_max(upto.0, Ordering::Release);
@@ -635,6 +650,7 @@ impl Writer {
             // increment is lost between the old group and the new one.
             let previous = self.group_members.swap(1, Ordering::Relaxed);
             sync.stats.count_flush_group(previous);
+            self.metrics.flush_group(previous);
         } else {
             // The first group also takes the flush calls that found their
             // data durable before it (made so by a segment finished during

@@ -90,12 +90,6 @@ impl WriterStats {
         } += n;
         self.largest_write = self.largest_write.max(n);
         self.write_sizes[pow2_bucket(n.div_ceil(8192), WRITE_SIZE_BUCKETS)] += 1;
-        #[cfg(feature = "metrics")]
-        {
-            metrics::counter!("walden_writes_total").increment(1);
-            metrics::counter!("walden_written_bytes_total").increment(n);
-            metrics::histogram!("walden_write_bytes").record(n as f64);
-        }
     }
 
     /// The background writer took the write lock after `overtaken`
@@ -120,11 +114,6 @@ impl WriterStats {
     pub(super) fn count_sync(&mut self, took: Duration) {
         self.syncs += 1;
         self.sync_time += took;
-        #[cfg(feature = "metrics")]
-        {
-            metrics::counter!("walden_syncs_total").increment(1);
-            metrics::histogram!("walden_sync_seconds").record(took);
-        }
     }
 
     pub(super) fn count_flush_group(&mut self, size: u64) {
@@ -132,10 +121,5 @@ impl WriterStats {
         self.flush_group_members += size;
         self.largest_flush_group = self.largest_flush_group.max(size);
         self.flush_group_sizes[pow2_bucket(size, FLUSH_GROUP_BUCKETS)] += 1;
-        #[cfg(feature = "metrics")]
-        {
-            metrics::counter!("walden_flush_groups_total").increment(1);
-            metrics::histogram!("walden_flush_group_size").record(size as f64);
-        }
     }
 }

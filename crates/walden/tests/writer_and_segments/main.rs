@@ -2,7 +2,7 @@
 //! background writer, async flushes that never block their executor),
 //! segment files and the control file behave on the real file system,
 //! direct I/O writes every record and is refused where the file system has
-//! none, and `pg_waldump` reads what the writer wrote, across recycling,
+//! none, a failed create leaves the directory as it found it, and `pg_waldump` reads what the writer wrote, across recycling,
 //! reopen and SIGKILL; `Config`, `Stats` and the recovery report travel
 //! through serde, and the log reports its life as `tracing` events (its
 //! counts as `metrics`: `tests/metrics_export.rs`, a binary of its own).

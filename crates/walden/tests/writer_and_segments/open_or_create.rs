@@ -101,32 +101,24 @@ fn open_refuses_a_default_value_set_explicitly_through_the_builder() {
         .segment_size(default.segment_size)
         .build()
         .unwrap();
-    match Wal::open(dir.path(), sixteen_mib).map(drop).unwrap_err() {
-        Error::Config(ConfigError::Mismatch {
-            field,
-            on_disk,
-            configured,
-        }) => {
-            assert_eq!(field, "segment_size");
-            assert_eq!(on_disk, (1u64 << 20).to_string());
-            assert_eq!(configured, default.segment_size.to_string());
-        }
-        other => panic!("expected a mismatch, got {other:?}"),
-    }
+    assert_eq!(
+        mismatch(Wal::open(dir.path(), sixteen_mib).map(drop)),
+        (
+            "segment_size",
+            (1u64 << 20).to_string(),
+            default.segment_size.to_string()
+        )
+    );
     let postgres15 = Config::builder().format(default.format).build().unwrap();
-    match Wal::open(dir.path(), postgres15).map(drop).unwrap_err() {
-        Error::Config(ConfigError::Mismatch { field, .. }) => assert_eq!(field, "format"),
-        other => panic!("expected a mismatch, got {other:?}"),
-    }
+    let found = mismatch(Wal::open(dir.path(), postgres15).map(drop));
+    assert_eq!(found.0, "format");
     // A struct literal says so with the flags.
     let literal = Config {
         adopt_defaults: AdoptDefaults::NONE,
         ..Config::default()
     };
-    match Wal::open(dir.path(), literal).map(drop).unwrap_err() {
-        Error::Config(ConfigError::Mismatch { field, .. }) => assert_eq!(field, "segment_size"),
-        other => panic!("expected a mismatch, got {other:?}"),
-    }
+    let found = mismatch(Wal::open(dir.path(), literal).map(drop));
+    assert_eq!(found.0, "segment_size");
     let unset = Config::builder()
         .sync_method(SyncMethod::None)
         .build()
@@ -135,4 +127,17 @@ fn open_refuses_a_default_value_set_explicitly_through_the_builder() {
     assert_eq!(wal.config().segment_size, 1 << 20);
     assert_eq!(wal.config().format, WalFormat::SelfLsn);
     wal.close().unwrap();
+}
+
+/// The field, on-disk value and configured value of the
+/// `ConfigError::Mismatch` that `result` must be.
+fn mismatch(result: Result<(), Error>) -> (&'static str, String, String) {
+    match result {
+        Err(Error::Config(ConfigError::Mismatch {
+            field,
+            on_disk,
+            configured,
+        })) => (field, on_disk, configured),
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
 }
