@@ -330,6 +330,32 @@ mod tests {
         flags
     }
 
+    /// The check `try_lock` makes once locked tells a lock file its holder
+    /// removed (or one made at the path since) from the file the path
+    /// names; a taker after a holder that removed the file locks, and
+    /// writes its name into, a file at the path.
+    #[test]
+    fn a_removed_or_replaced_lock_file_is_told_from_the_one_at_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("walden.lock");
+        let old = fs::File::create(&path).unwrap();
+        assert!(still_named(&old, &path).unwrap());
+        fs::remove_file(&path).unwrap();
+        assert!(!still_named(&old, &path).unwrap(), "removed");
+        fs::write(&path, b"").unwrap();
+        assert!(!still_named(&old, &path).unwrap(), "another file");
+
+        let LockOutcome::Acquired(guard) = FsStorage.try_lock(&path, "1").unwrap() else {
+            panic!("free")
+        };
+        fs::remove_file(&path).unwrap();
+        drop(guard);
+        let LockOutcome::Acquired(_guard) = FsStorage.try_lock(&path, "2").unwrap() else {
+            panic!("free again")
+        };
+        assert_eq!(fs::read_to_string(&path).unwrap(), "2", "at the path");
+    }
+
     #[test]
     fn sync_modes_set_the_open_flags() {
         let dir = tempfile::tempdir().unwrap();

@@ -139,9 +139,9 @@ impl Wal {
     /// this or another configuration, starts from the same state. A create
     /// refused because `dir` holds a log or is locked removes nothing of
     /// them. (A storage without [`Storage::remove_dir`] keeps the
-    /// directories it made, empty; a crash during the create leaves what
-    /// it had made, which holds no control file until the log is whole,
-    /// so a retry may need the directory emptied first.)
+    /// directories it made, empty. A crash or power cut during the create
+    /// undoes nothing: what it had made stays, and a retry may find a
+    /// log, or a control file without one, to remove first.)
     pub fn create(dir: impl AsRef<Path>, config: Config) -> Result<Wal, Error> {
         Wal::create_with_storage(dir, config, Arc::new(FsStorage))
     }
@@ -185,12 +185,15 @@ impl Wal {
             }
         };
         let files = SegmentFiles::new(storage.clone(), dir, seg, FIRST_TIMELINE);
-        let holds_log = storage.exists(&ControlFile::path(dir)).unwrap_or(true)
-            || files.list().map_or(true, |segments| !segments.is_empty());
-        let created = if holds_log {
-            Err(Error::AlreadyExists(dir.to_path_buf()))
-        } else {
-            Wal::create_locked(config, seg, storage.clone(), files, first_segment, &lock)
+        let created = match files.list() {
+            Err(e) => Err(e.into()),
+            Ok(segments)
+                if !segments.is_empty()
+                    || storage.exists(&ControlFile::path(dir)).unwrap_or(true) =>
+            {
+                Err(Error::AlreadyExists(dir.to_path_buf()))
+            }
+            Ok(_) => Wal::create_locked(config, seg, storage.clone(), files, first_segment, &lock),
         };
         // Dropped by now if it failed: its threads have stopped, and the
         // lock is this one alone.
