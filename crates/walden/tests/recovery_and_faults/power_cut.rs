@@ -21,7 +21,8 @@
 //!   taken from recovery); and every record below a LSN a flush returned,
 //!   or recovered by an earlier recovery, is too;
 //! - after a call failed (a failed sync), no record inserted later was
-//!   acknowledged, and the log refuses inserts as poisoned;
+//!   acknowledged, and the log refuses inserts as poisoned; and no call
+//!   fails with the power on unless a sync failed;
 //! - the records read from the redo point are exactly a prefix, in LSN
 //!   order, of the records inserted: nothing after the valid end is
 //!   replayed, no stale record from an earlier incarnation or a recycled
@@ -38,22 +39,29 @@
 //!   or a cut-off record overwritten).
 //!
 //! `WALDEN_POWER_CUTS` sets the number of cuts (default 10,000, in lives of
-//! 20). A failure prints its life's seed; `WALDEN_POWER_CUT_SEED=<seed>`
-//! replays that life alone (with one writer thread a life is exactly
-//! reproducible; with several, the OS's schedule also plays a part, so run
-//! the replay a few times). `WALDEN_POWER_CUT_BASE` fixes the run's seeds.
+//! 20). Replaying, in all three tests ([`seeds`]): every run prints its
+//! `WALDEN_POWER_CUT_BASE`; a failure of a life (a broken invariant, or a
+//! panic in any of its threads) prints the life's seed and the command that
+//! replays it alone, `WALDEN_POWER_CUT_SEED=<seed>`, with the test's setup;
+//! a failed floor prints the command that reruns the run
+//! (`WALDEN_POWER_CUT_BASE=<base>`), and the seeds and figures of the lives
+//! with the fewest acknowledgements per cut. With one writer thread a life
+//! is exactly reproducible; with several, the OS's schedule also plays a
+//! part, so run a replay a few times.
 
 mod acked_oracle;
+mod seeds;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use acked_oracle::{AckedOracle, Checkpoint};
+use seeds::{LifeFigures, Run};
 
 use crate::support::fault::{
-    count_from_env, is_user_record, payload, read_log, seed_from_env, storage, strategy_configs,
-    Rng, DIR, DURABLE_SYNC_METHODS, USER_RMID,
+    count_from_env, is_user_record, payload, read_log, storage, strategy_configs, Rng, DIR,
+    DURABLE_SYNC_METHODS, USER_RMID,
 };
 use walden::internals::maxalign;
 use walden::{
@@ -139,6 +147,8 @@ struct Totals {
     waldump_runs: AtomicU64,
     auto_checkpoints: AtomicU64,
     sim: Mutex<SimStats>,
+    /// Each life's figures, named by the floors' messages.
+    lives_figures: Mutex<Vec<LifeFigures>>,
 }
 
 impl Totals {
@@ -157,7 +167,9 @@ impl Totals {
     /// [`FAILED_SYNC_FLOOR_CUTS`] cuts, failed a sync in at least one boot
     /// (one in [`SYNC_FAILURE_ONE_IN`] arms a failure; about half of those
     /// reach it before the power cut).
-    fn report_faults_and_assert_floors(&self) {
+    /// A failure names the run's seeds and its weakest lives (see
+    /// [`Run::replay_run`]).
+    fn report_faults_and_assert_floors(&self, run: &Run) {
         let sim = *self.sim.lock().unwrap();
         let (cuts, inserted) = (self.get(&self.cuts), self.get(&self.records_inserted));
         let (acks, failed) = (self.get(&self.acks), self.get(&self.boots_with_failed_sync));
@@ -180,15 +192,17 @@ impl Totals {
             100.0 * acks as f64 / inserted.max(1) as f64,
             self.get(&self.oracle_checks),
         );
+        let rerun = || run.replay_run(&self.lives_figures.lock().unwrap());
         assert!(
             acks >= cuts && acks * ACKED_FLOOR_DIVISOR >= inserted,
-            "too few records acknowledged: {acks} over {cuts} cuts, {inserted} inserted"
+            "too few records acknowledged: {acks} over {cuts} cuts, {inserted} inserted{}",
+            rerun()
         );
         // A boot reaches its armed failure about one time in eight; below
         // FAILED_SYNC_FLOOR_CUTS cuts (the herd's 40) a run without one is
         // too likely (0.5 % at 40) for a floor, above it negligible.
         if cuts >= FAILED_SYNC_FLOOR_CUTS {
-            assert!(failed > 0, "no boot of {cuts} failed a sync");
+            assert!(failed > 0, "no boot of {cuts} failed a sync{}", rerun());
         }
     }
 
@@ -223,6 +237,10 @@ struct Life<'a> {
     /// record it inserts (group commit under a herd), instead of 1 to 4
     /// threads flushing now and then.
     committers: Option<u64>,
+    /// Cuts so far, records inserted and acknowledged by their own flush.
+    cuts: u64,
+    inserted: u64,
+    acks: u64,
     totals: &'a Totals,
 }
 
@@ -247,8 +265,26 @@ impl<'a> Life<'a> {
             oracle: AckedOracle::new(Lsn::INVALID),
             boot: 0,
             committers: None,
+            cuts: 0,
+            inserted: 0,
+            acks: 0,
             totals,
         }
+    }
+
+    /// The configuration that matters most to a replay, in a few words.
+    fn describe(&self) -> String {
+        let c = &self.config;
+        format!(
+            "{:?}, sync {}, segments {} with {} ahead, direct I/O {}, {} committers",
+            c.format,
+            c.sync_method,
+            c.segment_prep,
+            c.segments_ahead,
+            c.direct_io,
+            self.committers
+                .map_or("1 to 4".to_string(), |n| n.to_string())
+        )
     }
 
     fn run(&mut self, cuts: u64, waldump: &WaldumpSchedule) -> Result<(), String> {
@@ -401,7 +437,16 @@ impl<'a> Life<'a> {
         if failed_sync {
             self.totals.add(&self.totals.boots_with_failed_sync, 1);
         }
-        if refused.into_inner() && failed_sync && !self.sim.is_cut() {
+        let refused = refused.into_inner();
+        if refused && !failed_sync && !self.sim.is_cut() {
+            // Nothing explains the failure: a flush or insert that fails
+            // by itself starves committers as surely as one that hangs.
+            violations
+                .lock()
+                .unwrap()
+                .push("a call failed with the power on and no sync failed".into());
+        }
+        if refused && failed_sync && !self.sim.is_cut() {
             // The power is still on: the failure was the sync's, and the
             // log must refuse new records until it is reopened.
             match wal.insert(&Record::new(USER_RMID, 0, vec![2])) {
@@ -430,14 +475,17 @@ impl<'a> Life<'a> {
         drop(wal);
         self.sim.restart();
         self.totals.add(&self.totals.cuts, 1);
+        self.cuts += 1;
         let inserted = inserted.into_inner().unwrap();
         self.totals
             .add(&self.totals.records_inserted, inserted.len() as u64);
+        self.inserted += inserted.len() as u64;
         self.model.extend(inserted);
         self.durable = self.durable.max(Lsn(acked.into_inner()));
         let acked_records = acked_records.into_inner().unwrap();
         self.totals
             .add(&self.totals.acks, acked_records.len() as u64);
+        self.acks += acked_records.len() as u64;
         self.oracle
             .record_boot(acked_records, checkpoints.into_inner().unwrap());
         let violations = violations.into_inner().unwrap();
@@ -641,29 +689,94 @@ impl WaldumpSchedule {
     }
 }
 
+/// Runs the lives of `run` that make `cuts` cuts (a replay: its one life),
+/// `workers` at a time, each set up by `setup` after [`Life::new`]; stops
+/// taking new lives at the first failure. A failure (a broken invariant,
+/// or a panic in the life, a committer's included) names the life's seed
+/// and how to replay it.
+fn run_lives(
+    run: &Run,
+    cuts: u64,
+    workers: usize,
+    totals: &Totals,
+    setup: impl Fn(&mut Life) + Sync,
+) -> Result<(), String> {
+    let waldump = WaldumpSchedule::from_env();
+    let seeds = run.seeds(cuts, CUTS_PER_LIFE);
+    let next = AtomicU64::new(0);
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                // Relaxed: a ticket counter.
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                let Some(&seed) = seeds.get(i) else { return };
+                if !failures.lock().unwrap().is_empty() {
+                    return;
+                }
+                let mut life = Life::new(seed, totals);
+                setup(&mut life);
+                let setup = life.describe();
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    life.run(CUTS_PER_LIFE, &waldump)
+                }));
+                let failed = match ran {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(e),
+                    Err(panic) => Some(format!("panicked: {}", panic_message(&panic))),
+                };
+                if let Some(e) = failed {
+                    failures.lock().unwrap().push(format!(
+                        "life seed {seed} ({setup}): {e}\n  {}",
+                        run.replay_life(seed)
+                    ));
+                }
+                totals.add(&totals.lives, 1);
+                totals.lives_figures.lock().unwrap().push(LifeFigures {
+                    seed,
+                    setup,
+                    cuts: life.cuts,
+                    inserted: life.inserted,
+                    acks: life.acks,
+                });
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    match failures.is_empty() {
+        true => Ok(()),
+        false => Err(failures.join("\n")),
+    }
+}
+
+/// The message of a panic's payload.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(s), _) => s,
+        (_, Some(s)) => s,
+        _ => "(a thread of the life panicked: see its message above)",
+    }
+}
+
 /// Group commit under a herd: lives whose boots run many committers, each
 /// flushing every record, with a power cut in the middle; every flush
 /// returns a durable point at or past its record that the log's durable
 /// point has reached and never goes back from, and nothing acknowledged is
 /// lost. `WALDEN_COMMITTERS` sets the number of threads (default 64),
-/// `WALDEN_COMMITTER_CUTS` the cuts (default 40).
+/// `WALDEN_COMMITTER_CUTS` the cuts (default 40); a failure prints the
+/// seeds to replay it with (`WALDEN_POWER_CUT_SEED`, `WALDEN_POWER_CUT_BASE`:
+/// see the module docs).
 #[test]
 fn power_cuts_under_many_committers_lose_nothing_acknowledged() {
+    let run =
+        Run::from_env("power_cut::power_cuts_under_many_committers_lose_nothing_acknowledged");
     let totals = Totals::default();
-    let waldump = WaldumpSchedule::from_env();
     let committers = count_from_env("WALDEN_COMMITTERS", 64);
     let cuts = count_from_env("WALDEN_COMMITTER_CUTS", 40);
-    let base = seed_from_env("WALDEN_POWER_CUT_BASE");
-    for i in 0..cuts.div_ceil(CUTS_PER_LIFE) {
-        let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut life = Life::new(seed, &totals);
-        life.committers = Some(committers);
-        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
-            panic!(
-                "life seed {seed} ({:?}, sync {}), {committers} committers: {e}",
-                life.config.format, life.config.sync_method
-            );
-        }
+    if let Err(e) = run_lives(&run, cuts, 1, &totals, |life| {
+        life.committers = Some(committers)
+    }) {
+        panic!("{committers} committers: {e}");
     }
     println!(
         "{committers} committers: {} power cuts ({} mid-workload), {} records acknowledged and \
@@ -672,7 +785,7 @@ fn power_cuts_under_many_committers_lose_nothing_acknowledged() {
         totals.get(&totals.cuts_mid_workload),
         totals.get(&totals.acked_verified)
     );
-    totals.report_faults_and_assert_floors();
+    totals.report_faults_and_assert_floors(&run);
 }
 
 /// Automatic checkpoints by volume (every two segments) and by time
@@ -682,27 +795,22 @@ fn power_cuts_under_many_committers_lose_nothing_acknowledged() {
 /// stale. Without a background writer, so that they run inside the
 /// workload's flushes and never between a recovery and its checks (the
 /// background writer's rounds are `writer_and_segments::auto_checkpoint`'s).
-/// `WALDEN_AUTO_CHECKPOINT_CUTS` sets the cuts (default 200).
+/// `WALDEN_AUTO_CHECKPOINT_CUTS` sets the cuts (default 200); replay as
+/// the module docs say.
 #[test]
 fn power_cuts_with_automatic_checkpoints_lose_nothing_acknowledged() {
+    let run =
+        Run::from_env("power_cut::power_cuts_with_automatic_checkpoints_lose_nothing_acknowledged");
     let totals = Totals::default();
-    let waldump = WaldumpSchedule::from_env();
     let cuts = count_from_env("WALDEN_AUTO_CHECKPOINT_CUTS", 200);
-    let base = seed_from_env("WALDEN_POWER_CUT_BASE");
-    for i in 0..cuts.div_ceil(CUTS_PER_LIFE) {
-        let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut life = Life::new(seed, &totals);
+    if let Err(e) = run_lives(&run, cuts, 1, &totals, |life| {
         life.config.writer_delay = None;
         life.config.async_commit = false;
         life.config.max_wal_size = Some(2 * life.config.segment_size);
         life.config.checkpoint_timeout = Some(std::time::Duration::from_millis(1));
         life.config.wal_keep_size = life.rng.below(3) * life.config.segment_size;
-        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
-            panic!(
-                "life seed {seed} ({:?}, sync {}), automatic checkpoints: {e}",
-                life.config.format, life.config.sync_method
-            );
-        }
+    }) {
+        panic!("automatic checkpoints: {e}");
     }
     println!(
         "automatic checkpoints: {} power cuts ({} mid-workload), {} automatic checkpoints, {} \
@@ -712,64 +820,35 @@ fn power_cuts_with_automatic_checkpoints_lose_nothing_acknowledged() {
         totals.get(&totals.auto_checkpoints),
         totals.get(&totals.acked_verified)
     );
-    assert!(totals.get(&totals.cuts) >= cuts);
-    assert!(totals.get(&totals.acked_verified) > 0);
+    let rerun = run.replay_run(&totals.lives_figures.lock().unwrap());
+    assert!(
+        totals.get(&totals.cuts) >= run.cuts(cuts, CUTS_PER_LIFE),
+        "too few cuts{rerun}"
+    );
+    assert!(
+        totals.get(&totals.acked_verified) > 0,
+        "no acknowledged record verified{rerun}"
+    );
     assert!(
         totals.get(&totals.auto_checkpoints) > 0,
-        "automatic checkpoints ran during the workload"
+        "no automatic checkpoint ran during the workload{rerun}"
     );
 }
 
+/// The power-cut loop of the module docs, `WALDEN_POWER_CUTS` cuts (default
+/// 10,000) over lives of 1 to 4 threads, several lives at a time; replay
+/// as the module docs say.
 #[test]
 fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
+    let run =
+        Run::from_env("power_cut::power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale");
     let totals = Totals::default();
-    let waldump = WaldumpSchedule::from_env();
-    if let Ok(seed) = std::env::var("WALDEN_POWER_CUT_SEED") {
-        let seed: u64 = seed.parse().expect("WALDEN_POWER_CUT_SEED is a number");
-        let mut life = Life::new(seed, &totals);
-        if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
-            panic!("life {seed} ({:?}): {e}", life.config);
-        }
-        println!("life {seed} passed: {totals:?}");
-        return;
-    }
     let cuts = count_from_env("WALDEN_POWER_CUTS", 10_000);
-    let base = seed_from_env("WALDEN_POWER_CUT_BASE");
-    let lives = cuts.div_ceil(CUTS_PER_LIFE);
-    println!("power cuts: {cuts} in {lives} lives, WALDEN_POWER_CUT_BASE={base}");
-    let next = AtomicU64::new(0);
-    let failures = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
     let started = std::time::Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                // Relaxed: a ticket counter.
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= lives || !failures.lock().unwrap().is_empty() {
-                    return;
-                }
-                let seed = base.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                let mut life = Life::new(seed, &totals);
-                if let Err(e) = life.run(CUTS_PER_LIFE, &waldump) {
-                    failures.lock().unwrap().push(format!(
-                        "life seed {seed} ({:?}, sync {}, segments {} with {} ahead, direct \
-                         I/O {}): {e}\n  \
-                         replay: WALDEN_POWER_CUT_SEED={seed} \
-                         cargo test -p walden --release --test recovery_and_faults power_cut::",
-                        life.config.format,
-                        life.config.sync_method,
-                        life.config.segment_prep,
-                        life.config.segments_ahead,
-                        life.config.direct_io
-                    ));
-                }
-                totals.add(&totals.lives, 1);
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    if let Err(e) = run_lives(&run, cuts, workers, &totals, |_| {}) {
+        panic!("{e}");
+    }
     println!(
         "{} lives, {} power cuts ({} mid-workload), {} recovery cuts, {} records inserted, \
          {} records verified ({} acknowledged), 0 acknowledged lost, 0 stale accepted, \
@@ -785,10 +864,12 @@ fn power_cuts_lose_no_acknowledged_record_and_replay_nothing_stale() {
         totals.get(&totals.waldump_runs),
         started.elapsed().as_secs_f64()
     );
-    totals.report_faults_and_assert_floors();
-    assert!(totals.get(&totals.cuts) >= cuts);
+    totals.report_faults_and_assert_floors(&run);
+    let cuts = run.cuts(cuts, CUTS_PER_LIFE);
+    let rerun = run.replay_run(&totals.lives_figures.lock().unwrap());
+    assert!(totals.get(&totals.cuts) >= cuts, "too few cuts{rerun}");
     assert!(
         totals.get(&totals.acked_verified) > 0 && totals.get(&totals.cuts_mid_workload) > cuts / 2,
-        "the workload acknowledged records and most cuts hit it mid-way"
+        "the workload acknowledged records and most cuts hit it mid-way{rerun}"
     );
 }
