@@ -12,8 +12,8 @@
 //! and the power is cut without any reopen that could rewrite what the
 //! failed sync lost. Unsynced sectors then tear, unsynced directory
 //! changes are forgotten, reverted sectors hold zeros, random or stale
-//! bytes. The log is recovered, and now and then recovery
-//! itself is cut and restarted. After every recovery:
+//! bytes. The log is recovered, and now and then recovery itself is cut
+//! and restarted. After every recovery:
 //!
 //! - every record whose own flush returned `Ok` is read back at its LSN,
 //!   byte-identical ([`acked_oracle`]: the test's own list, checked against
@@ -100,8 +100,8 @@ const CUT_WITHIN_OPS: u64 = 80;
 /// two a boot and acknowledging none (in 120 herd runs on 2026-11-27,
 /// 94 % of the page-headers boots acknowledged nothing, against 16 % of
 /// the others, and 5 of the 8 runs whose two lives were both page-headers
-/// failed the floors). Armed after an
-/// acknowledgement, the cut lets that step finish, and the life moves on.
+/// failed the floors). Armed after an acknowledgement, the cut lets that
+/// step finish, and the life moves on.
 const CUT_AFTER_AN_ACK_ONE_IN: u64 = 2;
 /// The floor on acknowledged records: at least one in this many records
 /// inserted has its own flush return `Ok`. A boot flushes after one insert
@@ -111,9 +111,9 @@ const CUT_AFTER_AN_ACK_ONE_IN: u64 = 2;
 /// (a write and a sync), so most records inserted before the cut had their
 /// flush return; and in half the boots (see [`CUT_AFTER_AN_ACK_ONE_IN`])
 /// only after a first acknowledgement, however many operations the boot
-/// spent before it (creating a segment, say). A tenth leaves a factor of about three below the
-/// expected third. Neither floor can hold when committers starve: flushes
-/// that never return `Ok` acknowledge nothing.
+/// spent before it (creating a segment, say). A tenth leaves a factor of
+/// about three below the expected third. Neither floor can hold when
+/// committers starve: flushes that never return `Ok` acknowledge nothing.
 const ACKED_FLOOR_DIVISOR: u64 = 10;
 
 /// A record inserted and not known to be lost.
@@ -748,9 +748,10 @@ fn run_lives(
         }
     });
     let failures = failures.into_inner().unwrap();
-    match failures.is_empty() {
-        true => Ok(()),
-        false => Err(failures.join("\n")),
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
     }
 }
 
