@@ -72,6 +72,7 @@ setters! {
     direct_io: bool,
     overlap_syncs: bool,
     overlap_syncs_from: u64,
+    stream_after: u64,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -131,6 +132,7 @@ mod tests {
             direct_io: true,
             overlap_syncs: false,
             overlap_syncs_from: 1 << 20,
+            stream_after: 0,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -165,6 +167,7 @@ mod tests {
             direct_io,
             overlap_syncs,
             overlap_syncs_from,
+            stream_after,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -199,6 +202,7 @@ mod tests {
             .direct_io(direct_io)
             .overlap_syncs(overlap_syncs)
             .overlap_syncs_from(overlap_syncs_from)
+            .stream_after(stream_after)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

@@ -293,6 +293,41 @@ impl StorageFile for FsFile {
             _ => Err(error),
         }
     }
+
+    /// `sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE` alone: it starts
+    /// the write-back and waits for none, so it neither reports nor
+    /// consumes a write-back error (the file's error sequence advances only
+    /// in the waits, which the next `fdatasync` does). A kernel or file
+    /// system without it (`ENOSYS`, `EOPNOTSUPP`) leaves the hint unused.
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let range = |v: u64| {
+            libc::off64_t::try_from(v)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "range beyond off64_t"))
+        };
+        let (offset, len) = (range(offset)?, range(len)?);
+        loop {
+            // SAFETY: sync_file_range only reads its integer arguments and
+            // acts on a descriptor `self.file` keeps open.
+            let rc = unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    offset,
+                    len,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+            if rc == 0 {
+                return Ok(());
+            }
+            let error = io::Error::last_os_error();
+            match error.raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => return Ok(()),
+                _ => return Err(error),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

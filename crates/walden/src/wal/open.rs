@@ -359,12 +359,20 @@ impl Wal {
         };
         let policy = CheckpointPolicy::new(&config, control.redo, tail.durable_end());
         let retention = Retention::new(&config, std::time::Instant::now());
+        let background = Arc::new(Wakeup::new(
+            config.writer_delay.map(|_| config.writer_flush_after),
+            written,
+        ));
         let shared = Arc::new(Shared {
-            insert: InsertPath::new(&config, seg, ring, supply(&config, files), start),
-            background: Arc::new(Wakeup::new(
-                config.writer_delay.map(|_| config.writer_flush_after),
-                written,
-            )),
+            insert: InsertPath::new(
+                &config,
+                seg,
+                ring,
+                supply(&config, files),
+                start,
+                background.clone(),
+            ),
+            background,
             durable: AsyncWaiters::new(),
             control: Mutex::new(control),
             storage,
@@ -388,6 +396,7 @@ impl Wal {
                     shared.background.clone(),
                     delay,
                     Shared::background_round,
+                    Shared::stream_round,
                 )
                 .map_err(|source| Error::Thread {
                     name: "background writer",
