@@ -326,7 +326,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 13] = [
+        let cases: [(&[&str], Check); 14] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
