@@ -189,7 +189,7 @@ pub struct SegmentArgs {
     pub overlap_syncs_from: Option<u64>,
     /// Streaming of large records: every this many bytes an inserter
     /// copying a record asks the background writer to write the finished
-    /// pages, e.g. 256KB (0: off) [default: the library's, 256 KiB].
+    /// pages, e.g. 256KB (0: off) [default: the library's, 128 KiB].
     #[arg(long, value_parser = parse_size_arg)]
     pub stream_after: Option<u64>,
 }

@@ -187,7 +187,7 @@ pub struct Config {
     /// has `wal_writer_flush_after`; its inserters do not stream). Nothing
     /// becomes durable without a sync (with `O_DSYNC`, the write is the
     /// sync). 0: off; otherwise at least 8 KiB. Needs the background writer
-    /// (`writer_delay`): without one nothing streams. Default 256 KiB;
+    /// (`writer_delay`): without one nothing streams. Default 128 KiB;
     /// docs/io.md ("Streaming large records").
     pub stream_after: u64,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
@@ -274,7 +274,7 @@ impl Default for Config {
             direct_io: false,
             overlap_syncs: true,
             overlap_syncs_from: 64 << 10,
-            stream_after: 256 << 10,
+            stream_after: 128 << 10,
             bench_unreadable_ceiling: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
             recovery_mode: RecoveryMode::PointInTimeRecovery,
