@@ -426,4 +426,23 @@ mod tests {
         let missing = fs.remove_file(&b).unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
     }
+
+    /// The write-back hint is accepted by the kernel for a written range
+    /// (a wrong flag or descriptor would fail it with `EINVAL`/`EBADF`),
+    /// changes nothing a read sees, and refuses a range beyond `off64_t`.
+    #[test]
+    fn the_write_back_hint_is_accepted_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = OpenOptions::new().read(true).write(true).create_new(true);
+        let file = FsStorage::new().open(&dir.path().join("f"), &opts).unwrap();
+        let data: Vec<u8> = (0..256 << 10).map(|i| (i % 253) as u8).collect();
+        file.write_all_at(&data, 0).unwrap();
+        file.start_writeback(8192, 128 << 10).unwrap();
+        file.start_writeback(0, data.len() as u64).unwrap();
+        let mut back = vec![0; data.len()];
+        file.read_exact_at(&mut back, 0).unwrap();
+        assert_eq!(back, data);
+        let beyond = file.start_writeback(u64::MAX, 1).unwrap_err();
+        assert_eq!(beyond.kind(), io::ErrorKind::InvalidInput);
+    }
 }
