@@ -156,10 +156,11 @@ impl Knob for BuffersArg {
     }
 }
 
-/// `--segment-prep`, `--segments-ahead`, `--direct-io` and
-/// `--overlap-syncs`: how each log's new segment files are prepared, how
+/// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`
+/// and `--stream-after`: how each log's new segment files are prepared, how
 /// many are kept ready ahead, whether the writer writes them with direct
-/// I/O, and whether the next flush leader writes while a sync is in flight.
+/// I/O, whether the next flush leader writes while a sync is in flight,
+/// and whether large records stream to the file while they are copied.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -186,6 +187,11 @@ pub struct SegmentArgs {
     /// the library's, 64 KiB].
     #[arg(long, value_parser = parse_size_arg)]
     pub overlap_syncs_from: Option<u64>,
+    /// Streaming of large records: every this many bytes an inserter
+    /// copying a record asks the background writer to write the finished
+    /// pages, e.g. 256KB (0: off) [default: the library's, 128 KiB].
+    #[arg(long, value_parser = parse_size_arg)]
+    pub stream_after: Option<u64>,
 }
 
 impl Knob for SegmentArgs {
@@ -197,6 +203,7 @@ impl Knob for SegmentArgs {
         }
         set(&mut config.overlap_syncs, self.overlap_syncs);
         set(&mut config.overlap_syncs_from, self.overlap_syncs_from);
+        set(&mut config.stream_after, self.stream_after);
     }
 }
 
@@ -287,6 +294,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "direct_io": config.direct_io,
         "overlap_syncs": config.overlap_syncs,
         "overlap_syncs_from": config.overlap_syncs_from,
+        "stream_after": config.stream_after,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -318,7 +326,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 13] = [
+        let cases: [(&[&str], Check); 14] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -347,6 +355,7 @@ mod tests {
             (&["--overlap-syncs-from", "1MB"], |c| {
                 c.overlap_syncs_from == 1 << 20
             }),
+            (&["--stream-after", "0"], |c| c.stream_after == 0),
         ];
         for (args, set) in cases {
             let c = configured(args);

@@ -184,6 +184,21 @@ pub struct Config {
     /// against 0.6 k messages/s at 2 threads). Default 64 KiB; 0 hands on
     /// every round. docs/io.md ("Overlapped syncs").
     pub overlap_syncs_from: u64,
+    /// Streaming of large records: an inserter copying a record that
+    /// crosses pages advertises its progress at the next page boundary
+    /// after every `stream_after` bytes it copies, and asks the background
+    /// writer for a write-only round: it writes the finished pages without
+    /// a sync and, with [`SyncMethod::Fsync`] or [`SyncMethod::Fdatasync`]
+    /// and without direct I/O, starts their write-back
+    /// (`sync_file_range`), so that the record's first pages go to the
+    /// file while its last ones are still copied, and the commit's own
+    /// flush writes only the tail and syncs once (PostgreSQL's walwriter
+    /// has `wal_writer_flush_after`; its inserters do not stream). Nothing
+    /// becomes durable without a sync (with `O_DSYNC`, the write is the
+    /// sync). 0: off; otherwise at least 8 KiB. Needs the background writer
+    /// (`writer_delay`): without one nothing streams. Default 128 KiB;
+    /// docs/io.md ("Streaming large records").
+    pub stream_after: u64,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
     /// no reader accepts (not pg_waldump, not Walden's reader, not
     /// recovery): `walden bench reserve`/`insert` set it for that series
@@ -277,6 +292,7 @@ impl Default for Config {
             direct_io: false,
             overlap_syncs: true,
             overlap_syncs_from: 64 << 10,
+            stream_after: 128 << 10,
             bench_unreadable_ceiling: false,
             stuck_wait_timeout: Some(DEFAULT_STUCK_WAIT_TIMEOUT),
             recovery_mode: RecoveryMode::PointInTimeRecovery,
@@ -322,6 +338,9 @@ pub enum ConfigError {
     /// `writer_flush_after` is below one page.
     #[error("writer_flush_after = {0}: must be at least 8192")]
     WriterFlushAfter(u64),
+    /// `stream_after` is neither 0 nor at least one page.
+    #[error("stream_after = {0}: must be 0 (off) or at least 8192")]
+    StreamAfter(u64),
     /// `reservation = dumb-ceiling` without `bench_unreadable_ceiling`.
     #[error("reservation = dumb-ceiling writes a log no reader accepts (xl_prev = start - 1): bench only, needs bench_unreadable_ceiling = true")]
     DumbCeilingNotAllowed,
@@ -465,6 +484,9 @@ impl Config {
         }
         if self.writer_flush_after < PAGE_SIZE {
             return Err(ConfigError::WriterFlushAfter(self.writer_flush_after));
+        }
+        if self.stream_after != 0 && self.stream_after < PAGE_SIZE {
+            return Err(ConfigError::StreamAfter(self.stream_after));
         }
         if self.segments_ahead > MAX_SEGMENTS_AHEAD {
             return Err(ConfigError::SegmentsAhead(self.segments_ahead));

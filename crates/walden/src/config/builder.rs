@@ -70,6 +70,7 @@ setters! {
     direct_io: bool,
     overlap_syncs: bool,
     overlap_syncs_from: u64,
+    stream_after: u64,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -159,6 +160,7 @@ mod tests {
             direct_io: true,
             overlap_syncs: false,
             overlap_syncs_from: 1 << 20,
+            stream_after: 0,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -195,6 +197,7 @@ mod tests {
             direct_io,
             overlap_syncs,
             overlap_syncs_from,
+            stream_after,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -230,6 +233,7 @@ mod tests {
             .direct_io(direct_io)
             .overlap_syncs(overlap_syncs)
             .overlap_syncs_from(overlap_syncs_from)
+            .stream_after(stream_after)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

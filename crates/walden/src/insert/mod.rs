@@ -19,6 +19,7 @@ pub mod slots;
 mod tests;
 
 pub use batch::BatchSpans;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::buffer::{BufferRing, Eviction, PageIdentity, PageInit};
@@ -31,6 +32,7 @@ use crate::format::WalFormat;
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
+use crate::write::background::Wakeup;
 use crate::write::{Caller, SegmentSupply, Writer};
 use pending::Pending;
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
@@ -87,6 +89,12 @@ pub(crate) struct InsertPath {
     /// [`Config::stuck_wait_timeout`], for the wait for an in-buffer
     /// prev-link.
     stuck_wait: Option<Duration>,
+    /// [`Config::stream_after`], `None` when off or without a background
+    /// writer to stream.
+    stream_after: Option<u64>,
+    /// The background writer's wake-up, which streaming asks for
+    /// write-only rounds.
+    background: Arc<Wakeup>,
 }
 
 /// Where an [`InsertPath`] starts: what recovery (or a new log) left.
@@ -104,13 +112,15 @@ pub(crate) struct StartPoint {
 
 impl InsertPath {
     /// The insert path of a log configured by `config` (validated), over
-    /// `ring` and `supply`, continuing from `start`.
+    /// `ring` and `supply`, continuing from `start`; a streaming inserter
+    /// asks `background` for write-only rounds.
     pub(crate) fn new(
         config: &Config,
         seg: SegmentSize,
         ring: BufferRing,
         supply: SegmentSupply,
         start: StartPoint,
+        background: Arc<Wakeup>,
     ) -> Self {
         InsertPath {
             seg,
@@ -147,6 +157,9 @@ impl InsertPath {
             evictions: AtomicU64::new(0),
             pages_initialised_ahead: AtomicU64::new(0),
             stuck_wait: config.stuck_wait_timeout,
+            stream_after: Some(config.stream_after)
+                .filter(|&n| n > 0 && config.writer_delay.is_some()),
+            background,
         }
     }
 
@@ -239,6 +252,20 @@ impl InsertPath {
         Ok(self
             .writer
             .write(&self.ring, &self.supply, finished, caller, more)?)
+    }
+
+    /// The background writer's write-only round for a streaming inserter
+    /// that has copied its record below `upto`
+    /// ([`crate::Config::stream_after`]): writes what is finished from
+    /// there on without a sync ([`Writer::stream`]).
+    pub(crate) fn stream(&self, upto: Lsn) {
+        if self.writer.written() >= upto {
+            return;
+        }
+        let finished = self.slots.wait_for_inserts(upto, self.reserved_end());
+        // A failure poisons the log, and the next insert or flush reports
+        // it: there is no one else to tell here.
+        let _ = self.writer.stream(&self.ring, &self.supply, finished);
     }
 
     /// Inserts `rec`; see [`crate::Wal::insert_span`].
@@ -479,6 +506,13 @@ impl InsertPath {
     /// continues onto with the record bytes still to come (`xlp_rem_len`),
     /// and zeroes its alignment padding: every byte of its reservation is
     /// written. Returns the LSN just past the record and its padding.
+    ///
+    /// Streaming ([`Config::stream_after`]): a record longer than
+    /// `stream_after` advertises its start, then, at the first page
+    /// boundary after every `stream_after` bytes, advertises that boundary
+    /// (every byte of the reservation below it is copied:
+    /// `WALInsertLockUpdateInsertingAt`) and asks the background writer to
+    /// write up to there while the rest is copied.
     fn copy_record(
         &self,
         header: &[u8],
@@ -488,6 +522,13 @@ impl InsertPath {
     ) -> Result<Lsn, Error> {
         let mut remaining = header.len() + body.iter().map(|p| p.len()).sum::<usize>();
         let mut at = start;
+        let stream_every = self.stream_after.filter(|&n| remaining as u64 > n);
+        let mut stream_at = stream_every.map(|n| start.0 + n);
+        if stream_every.is_some() {
+            // So that a stream round for an earlier record never waits for
+            // this one: a holder that advertised nothing may be anywhere.
+            progress.advertise(self.advertisement(start));
+        }
         self.map_page(at.page_start(), self.advertisement(at), progress)?;
         let mut room = (PAGE_SIZE - at.page_offset()) as usize;
         for part in std::iter::once(header).chain(body.iter().copied()) {
@@ -496,6 +537,13 @@ impl InsertPath {
                 if room == 0 {
                     // `at` is the next page's start: continue the record there.
                     let page = at;
+                    if let (Some(every), Some(due)) = (stream_every, stream_at) {
+                        if page.0 >= due {
+                            progress.advertise(page);
+                            self.background.stream(page);
+                            stream_at = Some(page.0 + every);
+                        }
+                    }
                     at = Lsn(page.0 + self.seg.page_header_size(page));
                     self.map_page(page, self.advertisement(at), progress)?;
                     // SAFETY: the page is initialised and our record covers its start.

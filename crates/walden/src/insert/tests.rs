@@ -20,6 +20,7 @@ use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReaderOptions, WalReader};
 use crate::record::Record;
 use crate::segment::{FsStorage, SegmentFiles};
+use crate::write::background::Wakeup;
 use crate::write::SegmentSupply;
 
 const RMID: u8 = 140;
@@ -59,6 +60,7 @@ fn insert_path_over(
             initialized_upto: start,
             written: start,
         },
+        Arc::new(Wakeup::new(None, start)),
     )
 }
 

@@ -281,6 +281,17 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
             "this storage cannot allocate space without writing (no fallocate)",
         ))
     }
+
+    /// A hint: starts writing the `len` bytes written at `offset` back to
+    /// the device without waiting for it (`sync_file_range(2)` with
+    /// `SYNC_FILE_RANGE_WRITE`; PostgreSQL: `pg_flush_data`), so that a
+    /// later sync finds less to do. It makes nothing durable: only
+    /// [`StorageFile::sync_data`] and [`StorageFile::sync_all`] do. The
+    /// default does nothing, for a storage without write-back.
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
 }
 
 /// Writes the parts of `bufs` back to back from `offset`, one

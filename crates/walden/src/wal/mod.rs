@@ -13,6 +13,8 @@ mod open;
 mod open_or_create;
 mod recovery_mode;
 mod retention;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod stream_tests;
 
 pub use async_flush::FlushFuture;
 pub use open::{preview_recovery, RecoveryReport};
@@ -91,6 +93,12 @@ impl Shared {
             self.background.request();
         }
         self.insert.writer.written()
+    }
+
+    /// The background writer's write-only round for a streaming inserter
+    /// that has copied its record below `upto` (see [`InsertPath::stream`]).
+    fn stream_round(&self, upto: Lsn) {
+        self.insert.stream(upto);
     }
 
     /// Writes a checkpoint record and records it in the control file

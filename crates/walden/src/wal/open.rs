@@ -418,14 +418,22 @@ impl Wal {
         };
         let policy = CheckpointPolicy::new(&config, control.redo, tail.durable_end());
         let retention = Retention::new(&config, std::time::Instant::now());
-        let mut insert = InsertPath::new(&config, seg, ring, supply(&config, files), start);
+        let background = Arc::new(Wakeup::new(
+            config.writer_delay.map(|_| config.writer_flush_after),
+            written,
+        ));
+        let mut insert = InsertPath::new(
+            &config,
+            seg,
+            ring,
+            supply(&config, files),
+            start,
+            background.clone(),
+        );
         insert.writer.label_metrics(metrics.clone());
         let shared = Arc::new(Shared {
             insert,
-            background: Arc::new(Wakeup::new(
-                config.writer_delay.map(|_| config.writer_flush_after),
-                written,
-            )),
+            background,
             durable: AsyncWaiters::new(),
             control: Mutex::new(control),
             storage,
@@ -450,6 +458,7 @@ impl Wal {
                     shared.background.clone(),
                     delay,
                     Shared::background_round,
+                    Shared::stream_round,
                 )
                 .map_err(|source| Error::Thread {
                     name: "background writer",

@@ -7,6 +7,12 @@
 //! make. Flush callers then often find their records durable already, and
 //! inserters find ring slots written instead of evicting them themselves.
 //!
+//! Streaming ([`crate::Config::stream_after`]): an inserter copying a large
+//! record asks it for a write-only round ([`Wakeup::stream`]) every
+//! `stream_after` bytes; such a round writes the finished pages without a
+//! sync, leaves the schedule of the full rounds alone and marks the request
+//! served ([`Wakeup::served`]).
+//!
 //! Asynchronous commit ([`crate::Config::async_commit`]) rests on it. Rounds
 //! start on a schedule: the next one no later than `writer_delay` after the
 //! last one started (at once if that round took longer). So a record
@@ -45,6 +51,25 @@ pub(crate) struct Wakeup {
 struct WakeState {
     kicked: bool,
     stop: bool,
+    /// The highest point an inserter asked to stream to and no stream round
+    /// has taken yet.
+    stream_to: Option<Lsn>,
+    /// The highest point a stream round has been run for.
+    served: Lsn,
+    /// Test only: [`Wakeup::stream`] returns once its request is served.
+    #[cfg(test)]
+    stream_waits: bool,
+}
+
+/// What ends the background writer's wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wake {
+    /// A full round: its time has come, or an early wake-up.
+    Round,
+    /// A write-only round up to this point, for a streaming inserter.
+    Stream(Lsn),
+    /// The log is closing.
+    Stop,
 }
 
 impl Wakeup {
@@ -82,7 +107,51 @@ impl Wakeup {
     /// progress).
     pub(crate) fn request(&self) {
         self.lock().kicked = true;
-        self.wake.notify_one();
+        self.wake.notify_all();
+    }
+
+    /// Asks for a write-only round up to `at` (a point below which the
+    /// caller's record is copied): the background writer writes the
+    /// finished pages without a sync, before or after its next full round
+    /// (see the module docs).
+    pub(crate) fn stream(&self, at: Lsn) {
+        let mut state = self.lock();
+        match state.stream_to {
+            // Not taken yet: the writer was woken for it, or is busy and
+            // will find it; the request only grows.
+            Some(pending) => state.stream_to = Some(pending.max(at)),
+            None => {
+                state.stream_to = Some(at);
+                self.wake.notify_all();
+            }
+        }
+        #[cfg(test)]
+        while state.stream_waits && state.served < at && !state.stop {
+            state = self.wait(state);
+        }
+    }
+
+    /// The highest point a stream round has been run for.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn served(&self) -> Lsn {
+        self.lock().served
+    }
+
+    /// Test only: from now on [`Wakeup::stream`] returns only once the
+    /// background writer has run a stream round for its request (or the
+    /// log closes), so a test sees the streamed pages written while the
+    /// record is still being copied.
+    #[cfg(all(test, not(any(loom, shuttle))))]
+    pub(crate) fn wait_for_streams(&self) {
+        self.lock().stream_waits = true;
+    }
+
+    /// A stream round for everything up to `at` has run.
+    fn stream_served(&self, at: Lsn) {
+        let mut state = self.lock();
+        state.served = state.served.max(at);
+        #[cfg(test)]
+        self.wake.notify_all();
     }
 
     /// After a round that wrote up to `written`: the next early wake-up
@@ -95,18 +164,22 @@ impl Wakeup {
         }
     }
 
-    /// Sleeps until `deadline` or an early wake-up; false once stopped.
-    fn wait_until(&self, deadline: Instant) -> bool {
+    /// Sleeps until `deadline`, an early wake-up or a stream request (taken
+    /// first: a write-only round does not wait for insertions past it).
+    fn wait_until(&self, deadline: Instant) -> Wake {
         let mut state = self.lock();
         loop {
             if state.stop {
-                return false;
+                return Wake::Stop;
+            }
+            if let Some(at) = state.stream_to.take() {
+                return Wake::Stream(at);
             }
             if std::mem::take(&mut state.kicked) {
-                return true;
+                return Wake::Round;
             }
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return true;
+                return Wake::Round;
             };
             state = match self.wake.wait_timeout(state, left) {
                 Ok((state, _)) => state,
@@ -115,9 +188,18 @@ impl Wakeup {
         }
     }
 
+    /// Test only: waits for a change of the state.
+    #[cfg(test)]
+    fn wait<'a>(
+        &self,
+        state: std::sync::MutexGuard<'a, WakeState>,
+    ) -> std::sync::MutexGuard<'a, WakeState> {
+        self.wake.wait(state).unwrap_or_else(|e| e.into_inner())
+    }
+
     fn stop(&self) {
         self.lock().stop = true;
-        self.wake.notify_one();
+        self.wake.notify_all();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, WakeState> {
@@ -136,22 +218,32 @@ pub(crate) struct BackgroundWriter {
 impl BackgroundWriter {
     /// Starts the thread: every `delay`, or when `wakeup` says so, it runs
     /// `round` on `target` (while `target` lives) and re-arms the early
-    /// wake-up from the LSN `round` returns (where it wrote up to).
+    /// wake-up from the LSN `round` returns (where it wrote up to); for a
+    /// stream request up to `at` it runs `stream(target, at)` instead,
+    /// which leaves the schedule of the full rounds as it is.
     pub(crate) fn start<T: Send + Sync + 'static>(
         target: Weak<T>,
         wakeup: Arc<Wakeup>,
         delay: Duration,
         round: fn(&T) -> Lsn,
+        stream: fn(&T, Lsn),
     ) -> std::io::Result<Self> {
         let thread_wakeup = wakeup.clone();
         let thread = std::thread::Builder::new()
             .name("walden-writer".into())
             .spawn(move || {
                 let mut next = Instant::now() + delay;
-                while thread_wakeup.wait_until(next) {
-                    let Some(target) = target.upgrade() else {
+                loop {
+                    let wake = thread_wakeup.wait_until(next);
+                    let Some(target) = target.upgrade().filter(|_| wake != Wake::Stop) else {
                         return;
                     };
+                    if let Wake::Stream(at) = wake {
+                        stream(&target, at);
+                        drop(target);
+                        thread_wakeup.stream_served(at);
+                        continue;
+                    }
                     let started = Instant::now();
                     let written = round(&target);
                     drop(target);
@@ -211,9 +303,28 @@ mod tests {
         let w = Wakeup::new(Some(8192), Lsn(0));
         w.inserted(Lsn(8192));
         let far = Instant::now() + Duration::from_secs(3600);
-        assert!(w.wait_until(far), "the pending wake-up returns at once");
+        assert_eq!(
+            w.wait_until(far),
+            Wake::Round,
+            "the pending wake-up returns at once"
+        );
         w.stop();
-        assert!(!w.wait_until(far));
+        assert_eq!(w.wait_until(far), Wake::Stop);
+    }
+
+    #[test]
+    fn stream_requests_merge_and_come_before_a_round() {
+        let w = Wakeup::new(Some(8192), Lsn(0));
+        w.request();
+        w.stream(Lsn(0x4000));
+        w.stream(Lsn(0x2000));
+        let far = Instant::now() + Duration::from_secs(3600);
+        assert_eq!(w.wait_until(far), Wake::Stream(Lsn(0x4000)), "the highest");
+        assert_eq!(w.wait_until(far), Wake::Round, "the round is still due");
+        assert_eq!(w.served(), Lsn(0));
+        w.stream_served(Lsn(0x4000));
+        w.stream_served(Lsn(0x2000));
+        assert_eq!(w.served(), Lsn(0x4000), "never goes back");
     }
 
     #[test]
@@ -223,6 +334,9 @@ mod tests {
             ROUNDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Lsn(0)
         }
+        fn stream(_: &u8, _: Lsn) {
+            unreachable!("nothing asked to stream");
+        }
         let target = Arc::new(7u8);
         let wakeup = Arc::new(Wakeup::new(Some(8192), Lsn(0)));
         let writer = BackgroundWriter::start(
@@ -230,6 +344,7 @@ mod tests {
             wakeup.clone(),
             Duration::from_millis(1),
             round,
+            stream,
         )
         .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);

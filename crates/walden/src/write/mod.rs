@@ -101,6 +101,18 @@ pub enum WriteError {
         /// The cause.
         source: std::io::Error,
     },
+    /// Starting the write-back of written WAL failed (a hint that makes
+    /// nothing durable, but whose failure, as PostgreSQL's `pg_flush_data`,
+    /// is taken as a write failure).
+    #[error("could not start the write-back of segment {segno} at offset {offset}: {source}")]
+    Writeback {
+        /// Segment number.
+        segno: u64,
+        /// Offset in the segment.
+        offset: u64,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// An earlier write or sync failed; the log accepts nothing more.
     #[error("the log is poisoned by an earlier write or sync failure; reopen it to recover what was durable")]
     Poisoned,
@@ -360,6 +372,65 @@ impl Writer {
                 Turn::Poisoned => return Err(WriteError::Poisoned),
             }
         }
+    }
+
+    /// A write-only round for a streaming inserter (the background
+    /// writer's, [`crate::Config::stream_after`]): writes the ring's bytes
+    /// from the written point up to `target` (a point below which every
+    /// insertion has finished) and syncs nothing, but a segment it
+    /// finishes, as every write does. With a method that syncs after
+    /// writing, and without direct I/O, it then starts the write-back of
+    /// what it wrote ([`StorageFile::start_writeback`]), so the next sync
+    /// finds less to do; that makes nothing durable, and `flushed` does not
+    /// move for it. With `OpenDatasync`/`OpenSync` the writes are durable
+    /// when they return, and `flushed` advances with them, as for any
+    /// write. A failure poisons the writer.
+    pub fn stream(
+        &self,
+        ring: &BufferRing,
+        segments: &dyn SegmentOpener,
+        target: Lsn,
+    ) -> Result<(), WriteError> {
+        self.check()?;
+        if self.written() >= target {
+            return Ok(());
+        }
+        let caller = Caller::BackgroundWriter;
+        let mut st = self.lock_for(caller);
+        let from = self.written();
+        let result = self
+            .write_locked(&mut st, ring, segments, target, caller)
+            .and_then(|_| self.start_writeback(&st, from));
+        drop(st);
+        if result.is_err() {
+            self.poison();
+        }
+        result
+    }
+
+    /// Under the write lock, after writes from `from`: starts the
+    /// write-back of what they wrote to the open segment, if the method
+    /// syncs after writing and the file goes through the page cache.
+    fn start_writeback(&self, st: &WriterState, from: Lsn) -> Result<(), WriteError> {
+        let Some(open) = &st.open else {
+            return Ok(());
+        };
+        if self.direct || !self.method.syncs() {
+            return Ok(());
+        }
+        let from = from.max(self.seg.segment_start(open.segno));
+        let to = self.written();
+        if to <= from {
+            return Ok(());
+        }
+        let offset = self.seg.offset(from);
+        open.file
+            .start_writeback(offset, to.0 - from.0)
+            .map_err(|source| WriteError::Writeback {
+                segno: open.segno,
+                offset,
+                source,
+            })
     }
 
     /// A flush call found its data durable without making it so itself:

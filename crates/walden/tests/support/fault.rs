@@ -44,6 +44,9 @@ pub const SEGMENTS_AHEAD: &[usize] = &[2, 0, 1, 4];
 pub const DIRECT_IO: &[bool] = &[false, true];
 /// With and without overlapped syncs (the default first).
 pub const OVERLAP_SYNCS: &[bool] = &[true, false];
+/// Streaming of large records: every page crossed (these logs' records
+/// span at most three pages), and off.
+pub const STREAM_AFTER: &[u64] = &[8192, 0];
 /// Slot choices.
 pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
 /// Without and with the background writer (another thread doing I/O).
@@ -58,10 +61,10 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
-/// segment preparation, the segments kept ready ahead, direct I/O and
-/// overlapped syncs go round the combinations (every format meets every
-/// preparation, with and without direct I/O, with and without overlapped
-/// syncs).
+/// segment preparation, the segments kept ready ahead, direct I/O,
+/// overlapped syncs and streaming go round the combinations (every format
+/// meets every preparation, with and without direct I/O, with and without
+/// overlapped syncs, with and without streaming).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -98,6 +101,10 @@ pub fn strategy_configs() -> Vec<Config> {
                                     // Every round hands on early, however
                                     // small: these logs' rounds are.
                                     overlap_syncs_from: 0,
+                                    // k / 4: turns after the background
+                                    // writer and overlapped syncs, so that
+                                    // streaming meets both settings of each.
+                                    stream_after: STREAM_AFTER[k / 4 % STREAM_AFTER.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],

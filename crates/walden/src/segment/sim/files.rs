@@ -319,6 +319,16 @@ impl StorageFile for SimFile {
         self.with(|s| s.sync_file(self.ino))
     }
 
+    /// Counted, and nothing more: the written sectors stay unsynced, so a
+    /// power cut may still revert them (only syncs make data durable).
+    fn start_writeback(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        self.with(|s| {
+            s.inodes.get(&self.ino).ok_or_else(stale_handle)?;
+            s.stats.writeback_hints += 1;
+            Ok(())
+        })
+    }
+
     fn len(&self) -> io::Result<u64> {
         self.with(|s| Ok(s.inodes.get(&self.ino).ok_or_else(stale_handle)?.data.len() as u64))
     }

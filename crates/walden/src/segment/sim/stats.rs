@@ -33,4 +33,7 @@ pub struct SimStats {
     pub denied: u64,
     /// Files extended by `fallocate` ([`StorageFile::allocate`](crate::StorageFile::allocate)).
     pub allocations: u64,
+    /// Write-back hints ([`StorageFile::start_writeback`](crate::StorageFile::start_writeback)):
+    /// counted and nothing more; they make nothing durable.
+    pub writeback_hints: u64,
 }
