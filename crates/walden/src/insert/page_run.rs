@@ -1,0 +1,300 @@
+//! A page run: the records of a batch that fit whole in the rest of their
+//! page, written there in one loop.
+//!
+//! One page check for the run (`InsertPath::place_run` maps the page once
+//! and hands over the reserved bytes up to the page's or the
+//! reservation's end), then for each record: its size from its payload's
+//! length, its header built in registers, its payload copied from the
+//! caller's slice, and its CRC (body, then header words) computed from
+//! the same sources, with the CPU checked once per run and the CRC
+//! instructions inlined into the loop ([`crc::RecordCrc`]). Nothing is
+//! built per record beyond what lands in the ring: no intermediate
+//! record, no call per record. The records' CRC chains do not depend on
+//! one another, so the CPU overlaps consecutive records'.
+//!
+//! A record of a batch that a page boundary cuts goes through
+//! `InsertPath::copy_record` as a single record does.
+
+use super::RecordSpan;
+use crate::format::body::MainDataHeader;
+use crate::format::crc::{self, RecordCrc};
+use crate::format::record::RecordHeader;
+use crate::format::WalFormat;
+use crate::lsn::{maxalign, Lsn, SegmentSize};
+use crate::record::Record;
+
+/// Where a run of records continues: the next record's start and the
+/// prev-link it gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct RunPoint {
+    /// The next record's first byte.
+    pub(super) at: Lsn,
+    /// The next record's `xl_prev`.
+    pub(super) prev: Lsn,
+}
+
+/// The log a run is written into: its format and segment size, and
+/// whether each record links to the one before it (`false` when the
+/// reservation keeps no prev-links).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RunLog {
+    pub(super) format: WalFormat,
+    pub(super) seg: SegmentSize,
+    pub(super) keep_prev: bool,
+}
+
+/// Writes the first of `records` (validated) that fit whole in `out`,
+/// the reserved bytes from `point.at` on, within one page, back to back;
+/// reports each one's span to `placed` and moves `point` past them.
+/// Returns how many were written: 0 if the first does not fit.
+pub(super) fn write_page_run(
+    log: RunLog,
+    records: &[Record],
+    point: &mut RunPoint,
+    out: &mut [u8],
+    placed: &mut impl FnMut(RecordSpan),
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(sse42) = crc::Sse42::detect() {
+        // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
+        return unsafe { write_page_run_sse42(sse42, log, records, point, out, placed) };
+    }
+    write_run(crc::AnyCpu, log, records, point, out, placed)
+}
+
+/// [`write_run`] compiled with SSE4.2, so that [`crc::Sse42`]'s
+/// instructions are inlined into its loop.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+fn write_page_run_sse42(
+    sse42: crc::Sse42,
+    log: RunLog,
+    records: &[Record],
+    point: &mut RunPoint,
+    out: &mut [u8],
+    placed: &mut impl FnMut(RecordSpan),
+) -> usize {
+    write_run(sse42, log, records, point, out, placed)
+}
+
+/// [`write_page_run`] with CRCs from `crc`.
+#[inline(always)]
+fn write_run<C: RecordCrc>(
+    crc: C,
+    log: RunLog,
+    records: &[Record],
+    point: &mut RunPoint,
+    out: &mut [u8],
+    placed: &mut impl FnMut(RecordSpan),
+) -> usize {
+    let header_size = log.format.record_header_size();
+    let mut used = 0;
+    let mut count = 0;
+    for rec in records {
+        let data = &rec.data[..];
+        let prefix = MainDataHeader::new(data.len());
+        let body_len = prefix.as_bytes().len() + data.len();
+        let size = reserved_size(log.format, body_len) as usize;
+        let Some(dst) = out.get_mut(used..used + size) else {
+            break;
+        };
+        let header = RecordHeader {
+            // At most MAX_RECORD_SIZE: `rec` is validated.
+            tot_len: (header_size + body_len) as u32,
+            xid: rec.xid,
+            prev: point.prev,
+            info: rec.info,
+            rmid: rec.rmid,
+            crc: 0,
+        };
+        write_record(crc, log, &header, point.at, &prefix, data, dst);
+        let end = Lsn(point.at.0 + size as u64);
+        placed(RecordSpan {
+            start: point.at,
+            end,
+        });
+        if log.keep_prev {
+            point.prev = point.at;
+        }
+        point.at = end;
+        used += size;
+        count += 1;
+    }
+    count
+}
+
+/// Writes the record with `header` (its prev-link filled) and the body
+/// `prefix` (a main-data header, or none) then `data` into `out`, its
+/// reserved bytes at `at` within one page: header, body and zero padding,
+/// every byte of `out`; its CRC from `crc`, over the sources.
+#[inline(always)]
+pub(super) fn write_record<C: RecordCrc>(
+    crc: C,
+    log: RunLog,
+    header: &RecordHeader,
+    at: Lsn,
+    prefix: &MainDataHeader,
+    data: &[u8],
+    out: &mut [u8],
+) {
+    // The padding, fewer than 8 bytes, lies in the last 8 (a record
+    // takes at least 16): zero them with one store, then copy the
+    // record over the rest of them.
+    let last8 = out.len() - 8;
+    out[last8..].copy_from_slice(&[0; 8]);
+    let (head, body) = out.split_at_mut(log.format.record_header_size());
+    let prefix_len = prefix.as_bytes().len();
+    if prefix_len > 0 {
+        // One store of the header's word, zeros after it: a body with a
+        // main-data header has at least one byte of data, so the record
+        // takes at least 8 bytes past its header. The data and the
+        // padding's zeros go over the rest.
+        body[..8].copy_from_slice(&prefix.word().to_le_bytes());
+    }
+    copy_short(&mut body[prefix_len..][..data.len()], data);
+    // From the sources: reading back bytes just stored in pieces would
+    // stall on the stores.
+    let words = log.format.header_words(header, at, log.seg);
+    words.store(crc.record(prefix, data, &words), head);
+}
+
+/// Bytes a record of `body_len` body bytes reserves in a `format` log: its
+/// length rounded up to 8.
+pub(super) fn reserved_size(format: WalFormat, body_len: usize) -> u64 {
+    maxalign((format.record_header_size() + body_len) as u64)
+}
+
+/// `dst.copy_from_slice(src)` (of equal lengths) without calling libc's
+/// `memmove` for up to 64 bytes: two copies of a fixed size that overlap
+/// in the middle, which the compiler makes a few loads and stores.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    debug_assert_eq!(dst.len(), src.len());
+    let n = src.len().min(dst.len());
+    match n {
+        0 => {}
+        1..=3 => {
+            for i in [0, n / 2, n - 1] {
+                dst[i] = src[i];
+            }
+        }
+        4..=7 => copy_ends::<4>(dst, src, n),
+        8..=15 => copy_ends::<8>(dst, src, n),
+        16..=31 => copy_ends::<16>(dst, src, n),
+        32..=64 => copy_ends::<32>(dst, src, n),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+/// Copies the first and the last `K` of `n` bytes (`K <= n <= 2K`) of
+/// `src` to `dst`.
+#[inline(always)]
+fn copy_ends<const K: usize>(dst: &mut [u8], src: &[u8], n: usize) {
+    dst[..K].copy_from_slice(&src[..K]);
+    dst[n - K..n].copy_from_slice(&src[n - K..n]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::insert::pending::Pending;
+
+    /// `copy_short` copies every byte and nothing else, at every length
+    /// from 0 to past its short cases.
+    #[test]
+    fn copy_short_copies_exactly_the_bytes() {
+        let src: Vec<u8> = (1..=100).collect();
+        for n in 0..=src.len() {
+            let mut dst = vec![0u8; n + 2];
+            copy_short(&mut dst[1..=n], &src[..n]);
+            assert_eq!(&dst[1..=n], &src[..n], "{n} bytes");
+            assert_eq!((dst[0], dst[n + 1]), (0, 0), "{n} bytes: outside untouched");
+        }
+    }
+
+    /// A page run is each record written alone ([`Pending::write_in_page`],
+    /// the single-record path) at the same place with the same link:
+    /// same bytes and spans, in every format, with and without
+    /// prev-links kept, payloads of every main-data form (none, short,
+    /// long), and the run stopping at the first record that does not fit.
+    #[test]
+    fn a_page_run_is_its_records_written_alone() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let lens = [40, 0, 1, 7, 255, 256, 300, 41, 2, 1000, 66, 3];
+        let data: Vec<Vec<u8>> = lens
+            .iter()
+            .map(|&len| (0..len).map(|i| (i * 13 + len) as u8).collect())
+            .collect();
+        let recs: Vec<Record> = data
+            .iter()
+            .enumerate()
+            .map(|(k, d)| Record::new(130 + k as u8, 0x10, &d[..]).with_xid(k as u32))
+            .collect();
+        for format in WalFormat::ALL {
+            for keep_prev in [true, false] {
+                let log = RunLog {
+                    format,
+                    seg,
+                    keep_prev,
+                };
+                let sizes: Vec<usize> = recs
+                    .iter()
+                    .map(|r| Pending::new(format, r).size as usize)
+                    .collect();
+                let total: usize = sizes.iter().sum();
+                // Room for all, and room ending inside the 6th record.
+                let cut = sizes[..5].iter().sum::<usize>() + sizes[5] - 8;
+                for room in [total, cut] {
+                    let what = format!("{format}, keep_prev {keep_prev}, room {room}");
+                    let start = RunPoint {
+                        at: Lsn(seg.segment_start(2).0 + 3 * 8192 + 40),
+                        prev: Lsn(seg.segment_start(2).0 + 3 * 8192 + 24),
+                    };
+                    let mut point = start;
+                    let mut out = vec![0xA5; room];
+                    let mut spans = Vec::new();
+                    let n =
+                        write_page_run(log, &recs, &mut point, &mut out, &mut |s| spans.push(s));
+                    let want_n = if room == total { recs.len() } else { 5 };
+                    assert_eq!(n, want_n, "{what}");
+                    assert_eq!(spans.len(), n, "{what}");
+
+                    let mut alone = start;
+                    let mut expected = vec![0xA5; room];
+                    let mut used = 0;
+                    for (rec, span) in recs[..n].iter().zip(&spans) {
+                        let p = Pending::new(format, rec);
+                        let header = RecordHeader {
+                            prev: alone.prev,
+                            ..p.header
+                        };
+                        let size = p.size as usize;
+                        p.write_in_page(
+                            &header,
+                            format,
+                            alone.at,
+                            seg,
+                            &mut expected[used..][..size],
+                        );
+                        let end = Lsn(alone.at.0 + p.size);
+                        assert_eq!(
+                            *span,
+                            RecordSpan {
+                                start: alone.at,
+                                end
+                            },
+                            "{what}"
+                        );
+                        if keep_prev {
+                            alone.prev = alone.at;
+                        }
+                        alone.at = end;
+                        used += size;
+                    }
+                    assert_eq!(point, alone, "{what}: where the run continues");
+                    assert_eq!(out, expected, "{what}: bytes, the rest untouched");
+                }
+            }
+        }
+    }
+}
