@@ -16,13 +16,12 @@
 //! part, to the `crc32c` crate for long inputs, and for short ones (a record
 //! header, the body of a small record) to the CPU's CRC-32C instruction run
 //! inline over 8 bytes at a time. A run of small records checks the CPU
-//! once ([`Sse42::detect`]) and gets each record's CRC, body and header,
-//! from instructions inlined into its loop ([`RecordCrc`]). The
+//! once and gets each record's CRC, computed as its body is copied, from
+//! instructions inlined into its loop (`format::record_crc`). The
 //! crate's setup for long inputs (splitting off unaligned ends, three
 //! interleaved streams) costs more than the CRC of a few dozen bytes, and
 //! a batch of small records computes two such CRCs per record.
 
-use super::body::MainDataHeader;
 use super::header_words::HeaderWords;
 use super::little_endian::fixed_field;
 use super::record::{
@@ -32,7 +31,7 @@ use super::record::{
 /// Inputs at least this long go to the `crc32c` crate, which interleaves
 /// three streams of CRC instructions over blocks of 3 × 256 bytes (below
 /// that it runs one stream, as [`append`] does, after its setup).
-const SHORT_INPUT: usize = 768;
+pub(super) const SHORT_INPUT: usize = 768;
 
 /// `crc` (the CRC-32C of some bytes) extended over `bytes`: equal to
 /// `crc32c::crc32c_append`, and faster for inputs of a few dozen bytes.
@@ -71,7 +70,7 @@ fn extend_sse42(crc: u32, parts: &[&[u8]]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
-fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
+pub(super) fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
     if part.len() < SHORT_INPUT {
         append_sse42(crc, part)
     } else {
@@ -84,7 +83,7 @@ fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
-fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
+pub(super) fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
     use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
     let (words, mut rest) = bytes.as_chunks::<8>();
     let mut c = !crc;
@@ -148,8 +147,9 @@ pub fn finish_record_crc(body_crc: u32, header: &[u8; RECORD_HEADER_SIZE]) -> u3
 #[inline]
 pub fn finish_words(body_crc: u32, words: &HeaderWords) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if let Some(sse42) = Sse42::detect() {
-        return sse42.finish(body_crc, words);
+    if std::arch::is_x86_feature_detected!("sse4.2") {
+        // SAFETY: the CPU has SSE4.2, checked just above.
+        return unsafe { words_sse42(body_crc, words) };
     }
     let crc = crc32c::crc32c_append(body_crc, &words.first.to_le_bytes());
     let crc = match words.link {
@@ -159,83 +159,11 @@ pub fn finish_words(body_crc: u32, words: &HeaderWords) -> u32 {
     crc32c::crc32c_append(crc, &words.last.to_le_bytes())
 }
 
-/// The `xl_crc` of a record whose body is the main-data header `prefix`
-/// then `data` and whose header is `words`, computed one way or another: a run of records is
-/// written by code generic over this, so that with [`Sse42`] every CRC
-/// instruction is inlined into its loop.
-pub trait RecordCrc: Copy {
-    /// The record's CRC: the body's parts, then the header's words.
-    fn record(self, prefix: &MainDataHeader, data: &[u8], words: &HeaderWords) -> u32;
-}
-
-/// [`RecordCrc`] on any CPU: [`parts_crc`] and [`finish_words`], which
-/// check the CPU on each call.
-#[derive(Clone, Copy, Debug)]
-pub struct AnyCpu;
-
-impl RecordCrc for AnyCpu {
-    #[inline]
-    fn record(self, prefix: &MainDataHeader, data: &[u8], words: &HeaderWords) -> u32 {
-        finish_words(parts_crc(&[prefix.as_bytes(), data]), words)
-    }
-}
-
-/// [`RecordCrc`] with SSE4.2's CRC-32C instruction: only made on a CPU
-/// that has it ([`Sse42::detect`]). Called from a function compiled with
-/// the feature (`#[target_feature(enable = "sse4.2")]`), its CRCs are
-/// inlined there.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy, Debug)]
-pub struct Sse42(());
-
-#[cfg(target_arch = "x86_64")]
-impl Sse42 {
-    /// `Some` if this CPU has SSE4.2.
-    #[inline]
-    pub fn detect() -> Option<Self> {
-        std::arch::is_x86_feature_detected!("sse4.2").then_some(Sse42(()))
-    }
-
-    /// [`finish_words`] with the instruction.
-    #[inline(always)]
-    fn finish(self, body_crc: u32, words: &HeaderWords) -> u32 {
-        // SAFETY: an `Sse42` exists only on a CPU with SSE4.2 (`detect`).
-        unsafe { words_sse42(body_crc, words) }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl RecordCrc for Sse42 {
-    #[inline(always)]
-    fn record(self, prefix: &MainDataHeader, data: &[u8], words: &HeaderWords) -> u32 {
-        // SAFETY: an `Sse42` exists only on a CPU with SSE4.2 (`detect`).
-        let body = unsafe { append_part_sse42(prefix_sse42(prefix), data) };
-        self.finish(body, words)
-    }
-}
-
-/// The CRC of a main-data header, from its word: read back from memory
-/// as a whole, bytes stored separately would stall on the stores.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "sse4.2")]
-fn prefix_sse42(prefix: &MainDataHeader) -> u32 {
-    use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u8};
-    let word = prefix.word();
-    // The short form is 2 bytes, the long one 5: one byte then 4.
-    let c = match prefix.as_bytes().len() {
-        2 => _mm_crc32_u16(!0, word as u16),
-        5 => _mm_crc32_u32(_mm_crc32_u8(!0, word as u8), (word >> 8) as u32),
-        _ => return append_sse42(0, prefix.as_bytes()),
-    };
-    !c
-}
-
 /// [`finish_words`] on a CPU with SSE4.2.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
-fn words_sse42(crc: u32, words: &HeaderWords) -> u32 {
+pub(super) fn words_sse42(crc: u32, words: &HeaderWords) -> u32 {
     use std::arch::x86_64::{_mm_crc32_u32, _mm_crc32_u64};
     // The instruction leaves the upper 32 bits zero.
     let mut c = _mm_crc32_u64(u64::from(!crc), words.first);
@@ -332,7 +260,7 @@ mod tests {
 
     /// The CRC from a header's words is the CRC over its encoded bytes
     /// before `xl_crc`, in every format, for the sample header and one
-    /// with every field's bytes distinct, with both [`RecordCrc`]s.
+    /// with every field's bytes distinct.
     #[test]
     fn header_words_are_the_covered_bytes() {
         use crate::format::WalFormat;
@@ -347,13 +275,6 @@ mod tests {
         };
         let seg = SegmentSize::new(1 << 20).unwrap();
         let at = Lsn(seg.segment_start(0x1_0203).0 + 0x48);
-        let (prefix_bytes, data) = BODY.split_at(2);
-        let prefix = MainDataHeader::new(data.len());
-        assert_eq!(
-            prefix.as_bytes(),
-            prefix_bytes,
-            "the sample's main-data header"
-        );
         for format in WalFormat::ALL {
             for h in [RecordHeader::decode(&HEADER), other] {
                 let words = format.header_words(&h, at, seg);
@@ -363,11 +284,6 @@ mod tests {
                 let body_crc = body_crc(&BODY);
                 let want = crc32c::crc32c_append(body_crc, covered);
                 assert_eq!(finish_words(body_crc, &words), want, "{format} {h:?}");
-                assert_eq!(AnyCpu.record(&prefix, data, &words), want, "{format}");
-                #[cfg(target_arch = "x86_64")]
-                if let Some(sse42) = Sse42::detect() {
-                    assert_eq!(sse42.record(&prefix, data, &words), want, "{format}");
-                }
             }
         }
     }

@@ -7,7 +7,7 @@
 //! length, its header built in registers, its payload copied from the
 //! caller's slice, and its CRC (body, then header words) computed from
 //! the same sources, with the CPU checked once per run and the CRC
-//! instructions inlined into the loop ([`crc::RecordCrc`]). Nothing is
+//! instructions inlined into the loop ([`RecordCrc`]). Nothing is
 //! built per record beyond what lands in the ring: no intermediate
 //! record, no call per record. The records' CRC chains do not depend on
 //! one another, so the CPU overlaps consecutive records'.
@@ -17,8 +17,8 @@
 
 use super::RecordSpan;
 use crate::format::body::MainDataHeader;
-use crate::format::crc::{self, RecordCrc};
 use crate::format::record::RecordHeader;
+use crate::format::record_crc::{self, RecordCrc};
 use crate::format::WalFormat;
 use crate::lsn::{maxalign, Lsn, SegmentSize};
 use crate::record::Record;
@@ -55,19 +55,19 @@ pub(super) fn write_page_run(
     placed: &mut impl FnMut(RecordSpan),
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if let Some(sse42) = crc::Sse42::detect() {
+    if let Some(sse42) = record_crc::Sse42::detect() {
         // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
         return unsafe { write_page_run_sse42(sse42, log, records, point, out, placed) };
     }
-    write_run(crc::AnyCpu, log, records, point, out, placed)
+    write_run(record_crc::AnyCpu, log, records, point, out, placed)
 }
 
-/// [`write_run`] compiled with SSE4.2, so that [`crc::Sse42`]'s
+/// [`write_run`] compiled with SSE4.2, so that [`record_crc::Sse42`]'s
 /// instructions are inlined into its loop.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse4.2")]
 fn write_page_run_sse42(
-    sse42: crc::Sse42,
+    sse42: record_crc::Sse42,
     log: RunLog,
     records: &[Record],
     point: &mut RunPoint,
@@ -151,11 +151,11 @@ pub(super) fn write_record<C: RecordCrc>(
         // padding's zeros go over the rest.
         body[..8].copy_from_slice(&prefix.word().to_le_bytes());
     }
-    copy_short(&mut body[prefix_len..][..data.len()], data);
-    // From the sources: reading back bytes just stored in pieces would
-    // stall on the stores.
+    let body_crc = crc.copy_body(prefix, data, &mut body[prefix_len..][..data.len()]);
+    // The header from its words: reading back bytes just stored in
+    // pieces would stall on the stores.
     let words = log.format.header_words(header, at, log.seg);
-    words.store(crc.record(prefix, data, &words), head);
+    words.store(crc.finish(body_crc, &words), head);
 }
 
 /// Bytes a record of `body_len` body bytes reserves in a `format` log: its
@@ -164,53 +164,10 @@ pub(super) fn reserved_size(format: WalFormat, body_len: usize) -> u64 {
     maxalign((format.record_header_size() + body_len) as u64)
 }
 
-/// `dst.copy_from_slice(src)` (of equal lengths) without calling libc's
-/// `memmove` for up to 64 bytes: two copies of a fixed size that overlap
-/// in the middle, which the compiler makes a few loads and stores.
-#[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    let n = src.len().min(dst.len());
-    match n {
-        0 => {}
-        1..=3 => {
-            for i in [0, n / 2, n - 1] {
-                dst[i] = src[i];
-            }
-        }
-        4..=7 => copy_ends::<4>(dst, src, n),
-        8..=15 => copy_ends::<8>(dst, src, n),
-        16..=31 => copy_ends::<16>(dst, src, n),
-        32..=64 => copy_ends::<32>(dst, src, n),
-        _ => dst.copy_from_slice(src),
-    }
-}
-
-/// Copies the first and the last `K` of `n` bytes (`K <= n <= 2K`) of
-/// `src` to `dst`.
-#[inline(always)]
-fn copy_ends<const K: usize>(dst: &mut [u8], src: &[u8], n: usize) {
-    dst[..K].copy_from_slice(&src[..K]);
-    dst[n - K..n].copy_from_slice(&src[n - K..n]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::insert::pending::Pending;
-
-    /// `copy_short` copies every byte and nothing else, at every length
-    /// from 0 to past its short cases.
-    #[test]
-    fn copy_short_copies_exactly_the_bytes() {
-        let src: Vec<u8> = (1..=100).collect();
-        for n in 0..=src.len() {
-            let mut dst = vec![0u8; n + 2];
-            copy_short(&mut dst[1..=n], &src[..n]);
-            assert_eq!(&dst[1..=n], &src[..n], "{n} bytes");
-            assert_eq!((dst[0], dst[n + 1]), (0, 0), "{n} bytes: outside untouched");
-        }
-    }
 
     /// A page run is each record written alone ([`Pending::write_in_page`],
     /// the single-record path) at the same place with the same link:

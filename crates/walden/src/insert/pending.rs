@@ -16,6 +16,7 @@ use super::page_run::{reserved_size, write_record, RunLog};
 use crate::format::body::MainDataHeader;
 use crate::format::crc;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
+use crate::format::record_crc;
 use crate::format::WalFormat;
 use crate::lsn::{Lsn, SegmentSize, USABLE_BYTES_IN_PAGE};
 use crate::record::Record;
@@ -127,7 +128,12 @@ impl<'b> Pending<'b> {
             seg,
             keep_prev: true,
         };
-        write_record(crc::AnyCpu, log, header, at, &self.prefix(), self.data, out);
+        let prefix = self.prefix();
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sse42) = record_crc::Sse42::detect() {
+            return write_record(sse42, log, header, at, &prefix, self.data, out);
+        }
+        write_record(record_crc::AnyCpu, log, header, at, &prefix, self.data, out);
     }
 }
 
