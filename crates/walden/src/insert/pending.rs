@@ -139,6 +139,8 @@ impl<'b> Pending<'b> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::page_run::{write_page_run, RunPoint};
+    use super::super::RecordSpan;
     use super::*;
     use crate::lsn::maxalign;
 
@@ -187,6 +189,92 @@ mod tests {
                 assert_eq!(link, format.link(at, prev, seg), "{what}");
                 let crc = crc32c::crc32c_append(crc32c::crc32c(&body), &out[..format.crc_offset()]);
                 assert_eq!(h.crc, crc, "{what}: CRC");
+            }
+        }
+    }
+
+    /// A page run is each record written alone ([`Pending::write_in_page`],
+    /// the single-record path) at the same place with the same link:
+    /// same bytes and spans, in every format, with and without
+    /// prev-links kept, payloads of every main-data form (none, short,
+    /// long), and the run stopping at the first record that does not fit.
+    #[test]
+    fn a_page_run_is_its_records_written_alone() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let lens = [40, 0, 1, 7, 255, 256, 300, 41, 2, 1000, 66, 3];
+        let data: Vec<Vec<u8>> = lens
+            .iter()
+            .map(|&len| (0..len).map(|i| (i * 13 + len) as u8).collect())
+            .collect();
+        let recs: Vec<Record> = data
+            .iter()
+            .enumerate()
+            .map(|(k, d)| Record::new(130 + k as u8, 0x10, &d[..]).with_xid(k as u32))
+            .collect();
+        for format in WalFormat::ALL {
+            for keep_prev in [true, false] {
+                let log = RunLog {
+                    format,
+                    seg,
+                    keep_prev,
+                };
+                let sizes: Vec<usize> = recs
+                    .iter()
+                    .map(|r| Pending::new(format, r).size as usize)
+                    .collect();
+                let total: usize = sizes.iter().sum();
+                // Room for all, and room ending inside the 6th record.
+                let cut = sizes[..5].iter().sum::<usize>() + sizes[5] - 8;
+                for room in [total, cut] {
+                    let what = format!("{format}, keep_prev {keep_prev}, room {room}");
+                    let start = RunPoint {
+                        at: Lsn(seg.segment_start(2).0 + 3 * 8192 + 40),
+                        prev: Lsn(seg.segment_start(2).0 + 3 * 8192 + 24),
+                    };
+                    let mut point = start;
+                    let mut out = vec![0xA5; room];
+                    let mut spans = Vec::new();
+                    let n =
+                        write_page_run(log, &recs, &mut point, &mut out, &mut |s| spans.push(s));
+                    let want_n = if room == total { recs.len() } else { 5 };
+                    assert_eq!(n, want_n, "{what}");
+                    assert_eq!(spans.len(), n, "{what}");
+
+                    let mut alone = start;
+                    let mut expected = vec![0xA5; room];
+                    let mut used = 0;
+                    for (rec, span) in recs[..n].iter().zip(&spans) {
+                        let p = Pending::new(format, rec);
+                        let header = RecordHeader {
+                            prev: alone.prev,
+                            ..p.header
+                        };
+                        let size = p.size as usize;
+                        p.write_in_page(
+                            &header,
+                            format,
+                            alone.at,
+                            seg,
+                            &mut expected[used..][..size],
+                        );
+                        let end = Lsn(alone.at.0 + p.size);
+                        assert_eq!(
+                            *span,
+                            RecordSpan {
+                                start: alone.at,
+                                end
+                            },
+                            "{what}"
+                        );
+                        if keep_prev {
+                            alone.prev = alone.at;
+                        }
+                        alone.at = end;
+                        used += size;
+                    }
+                    assert_eq!(point, alone, "{what}: where the run continues");
+                    assert_eq!(out, expected, "{what}: bytes, the rest untouched");
+                }
             }
         }
     }
