@@ -1,12 +1,13 @@
-//! [`Pending`]: one record of a run, ready to be placed, and how a record
-//! that fits in the rest of its page is written there in one go.
+//! [`Pending`]: one record ready to be placed (a single insert, a batch's
+//! marker, a batch's record that a page boundary cuts), and how one that
+//! fits in the rest of its page is written there in one go.
 //!
-//! A record that fits in its page (every record of a batch of small ones
-//! but those a page boundary cuts) is written straight into its bytes of
-//! the ring, padding first, then its body, then its header, sealed in
-//! place, with the rest of the record's CRC over the header bytes there. A record that crosses a page
-//! is copied part by part (`InsertPath::copy_record`); one too long to
-//! fit in any page gets its body's CRC before the reservation, so that
+//! A record that fits in its page is written straight into its bytes of
+//! the ring as a page run writes each of its records
+//! (`page_run::write_record`): padding, body, then its header built from
+//! its words, its CRC from the sources. A record that crosses a page is
+//! copied part by part (`InsertPath::copy_record`); one too long to fit
+//! in any page gets its body's CRC before the reservation, so that
 //! computing it overlaps other inserters' work.
 //!
 //! PostgreSQL: `XLogRecordAssemble` computes the body CRC over the rdata
