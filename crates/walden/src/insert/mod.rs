@@ -33,7 +33,7 @@ use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 use crate::write::{Caller, SegmentSupply, Writer};
-use page_run::{reserved_size, RunLog, RunPoint};
+use page_run::{reserved_size, PageRun, RunLog, RunPoint};
 use pending::{body_len, Pending};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
@@ -334,7 +334,13 @@ impl InsertPath {
                 // bytes, up to the page's end or the reservation's, are
                 // in our reservation and in this page.
                 let out = unsafe { self.ring.reserved_mut(point.at, room as usize) };
-                written = page_run::write_page_run(log, rest, &mut point, out, &mut placed);
+                let run = PageRun {
+                    log,
+                    records: rest,
+                    point: &mut point,
+                    out,
+                };
+                written = page_run::write_page_run(run, &mut placed);
                 end = point.at;
                 self.skip_page_header(&mut point);
             }

@@ -43,23 +43,25 @@ pub(super) struct RunLog {
     pub(super) keep_prev: bool,
 }
 
-/// Writes the first of `records` (validated) that fit whole in `out`,
-/// the reserved bytes from `point.at` on, within one page, back to back;
-/// reports each one's span to `placed` and moves `point` past them.
-/// Returns how many were written: 0 if the first does not fit.
-pub(super) fn write_page_run(
-    log: RunLog,
-    records: &[Record],
-    point: &mut RunPoint,
-    out: &mut [u8],
-    placed: &mut impl FnMut(RecordSpan),
-) -> usize {
+/// A page run to write: the first of `records` (validated) that fit
+/// whole in `out`, the reserved bytes from `point.at` on, within one page.
+pub(super) struct PageRun<'r, 'b, 'o> {
+    pub(super) log: RunLog,
+    pub(super) records: &'r [Record<'b>],
+    pub(super) point: &'o mut RunPoint,
+    pub(super) out: &'o mut [u8],
+}
+
+/// Writes `run`'s records that fit, back to back; reports each one's span
+/// to `placed` and moves `run.point` past them. Returns how many were
+/// written: 0 if the first does not fit.
+pub(super) fn write_page_run(run: PageRun, placed: &mut impl FnMut(RecordSpan)) -> usize {
     #[cfg(target_arch = "x86_64")]
     if let Some(sse42) = record_crc::Sse42::detect() {
         // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
-        return unsafe { write_page_run_sse42(sse42, log, records, point, out, placed) };
+        return unsafe { write_page_run_sse42(sse42, run, placed) };
     }
-    write_run(record_crc::AnyCpu, log, records, point, out, placed)
+    write_run(record_crc::AnyCpu, run, placed)
 }
 
 /// [`write_run`] compiled with SSE4.2, so that [`record_crc::Sse42`]'s
@@ -68,23 +70,22 @@ pub(super) fn write_page_run(
 #[target_feature(enable = "sse4.2")]
 fn write_page_run_sse42(
     sse42: record_crc::Sse42,
-    log: RunLog,
-    records: &[Record],
-    point: &mut RunPoint,
-    out: &mut [u8],
+    run: PageRun,
     placed: &mut impl FnMut(RecordSpan),
 ) -> usize {
-    write_run(sse42, log, records, point, out, placed)
+    write_run(sse42, run, placed)
 }
 
 /// [`write_page_run`] with CRCs from `crc`.
 #[inline(always)]
 fn write_run<C: RecordCrc>(
     crc: C,
-    log: RunLog,
-    records: &[Record],
-    point: &mut RunPoint,
-    out: &mut [u8],
+    PageRun {
+        log,
+        records,
+        point,
+        out,
+    }: PageRun,
     placed: &mut impl FnMut(RecordSpan),
 ) -> usize {
     let header_size = log.format.record_header_size();

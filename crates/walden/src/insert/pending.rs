@@ -140,7 +140,7 @@ impl<'b> Pending<'b> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::page_run::{write_page_run, RunPoint};
+    use super::super::page_run::{write_page_run, PageRun, RunPoint};
     use super::super::RecordSpan;
     use super::*;
     use crate::lsn::maxalign;
@@ -235,8 +235,13 @@ mod tests {
                     let mut point = start;
                     let mut out = vec![0xA5; room];
                     let mut spans = Vec::new();
-                    let n =
-                        write_page_run(log, &recs, &mut point, &mut out, &mut |s| spans.push(s));
+                    let run = PageRun {
+                        log,
+                        records: &recs,
+                        point: &mut point,
+                        out: &mut out,
+                    };
+                    let n = write_page_run(run, &mut |s| spans.push(s));
                     let want_n = if room == total { recs.len() } else { 5 };
                     assert_eq!(n, want_n, "{what}");
                     assert_eq!(spans.len(), n, "{what}");
