@@ -89,6 +89,8 @@ fn write_run<C: RecordCrc>(
     placed: &mut impl FnMut(RecordSpan),
 ) -> usize {
     let header_size = log.format.record_header_size();
+    // Kept in registers through the loop, written back at its end.
+    let RunPoint { mut at, mut prev } = *point;
     let mut used = 0;
     let mut count = 0;
     for rec in records {
@@ -103,24 +105,22 @@ fn write_run<C: RecordCrc>(
             // At most MAX_RECORD_SIZE: `rec` is validated.
             tot_len: (header_size + body_len) as u32,
             xid: rec.xid,
-            prev: point.prev,
+            prev,
             info: rec.info,
             rmid: rec.rmid,
             crc: 0,
         };
-        write_record(crc, log, &header, point.at, &prefix, data, dst);
-        let end = Lsn(point.at.0 + size as u64);
-        placed(RecordSpan {
-            start: point.at,
-            end,
-        });
+        write_record(crc, log, &header, at, &prefix, data, dst);
+        let end = Lsn(at.0 + size as u64);
+        placed(RecordSpan { start: at, end });
         if log.keep_prev {
-            point.prev = point.at;
+            prev = at;
         }
-        point.at = end;
+        at = end;
         used += size;
         count += 1;
     }
+    *point = RunPoint { at, prev };
     count
 }
 
