@@ -15,12 +15,14 @@
 //! Every CRC here checks the CPU once per call (`extend`) and goes, part by
 //! part, to the `crc32c` crate for long inputs, and for short ones (a record
 //! header, the body of a small record) to the CPU's CRC-32C instruction run
-//! inline over 8 bytes at a time; the bodies of several small records go
-//! together as interleaved chains ([`parts_crc_many`]). The
+//! inline over 8 bytes at a time. A run of small records checks the CPU
+//! once and gets each record's CRC, computed as its body is copied, from
+//! instructions inlined into its loop (`format::record_crc`). The
 //! crate's setup for long inputs (splitting off unaligned ends, three
 //! interleaved streams) costs more than the CRC of a few dozen bytes, and
 //! a batch of small records computes two such CRCs per record.
 
+use super::header_words::HeaderWords;
 use super::little_endian::fixed_field;
 use super::record::{
     RecordHeader, RECORD_HEADER_SIZE, XL_CRC, XL_INFO, XL_PREV, XL_TOT_LEN, XL_XID,
@@ -29,7 +31,7 @@ use super::record::{
 /// Inputs at least this long go to the `crc32c` crate, which interleaves
 /// three streams of CRC instructions over blocks of 3 × 256 bytes (below
 /// that it runs one stream, as [`append`] does, after its setup).
-const SHORT_INPUT: usize = 768;
+pub(super) const SHORT_INPUT: usize = 768;
 
 /// `crc` (the CRC-32C of some bytes) extended over `bytes`: equal to
 /// `crc32c::crc32c_append`, and faster for inputs of a few dozen bytes.
@@ -68,7 +70,7 @@ fn extend_sse42(crc: u32, parts: &[&[u8]]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
-fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
+pub(super) fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
     if part.len() < SHORT_INPUT {
         append_sse42(crc, part)
     } else {
@@ -81,7 +83,7 @@ fn append_part_sse42(crc: u32, part: &[u8]) -> u32 {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
-fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
+pub(super) fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
     use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
     let (words, mut rest) = bytes.as_chunks::<8>();
     let mut c = !crc;
@@ -101,50 +103,6 @@ fn append_sse42(crc: u32, bytes: &[u8]) -> u32 {
         c = _mm_crc32_u8(c, b);
     }
     !c
-}
-
-/// The CRC-32C of each of `N` record bodies given as parts (`[prefix,
-/// data]`: [`parts_crc`] of each), computed as `N` interleaved chains of
-/// CRC instructions over the last parts' common length; the first parts
-/// before, and the rest of each last part after, go alone.
-///
-/// One CRC instruction takes 3 cycles to give its result and the CPU
-/// starts one per cycle, so a single chain over a short body (a small
-/// record's) leaves two thirds of the unit idle; `N` = 3 independent
-/// chains fill it.
-#[inline]
-pub fn parts_crc_many<const N: usize>(bodies: [[&[u8]; 2]; N]) -> [u32; N] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("sse4.2") {
-        // SAFETY: the CPU has SSE4.2, checked just above.
-        return unsafe { parts_crc_many_sse42(bodies) };
-    }
-    bodies.map(|parts| parts_crc(&parts))
-}
-
-/// [`parts_crc_many`] on a CPU with SSE4.2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse4.2")]
-fn parts_crc_many_sse42<const N: usize>(bodies: [[&[u8]; 2]; N]) -> [u32; N] {
-    use std::arch::x86_64::_mm_crc32_u64;
-    let mut words: [&[[u8; 8]]; N] = [&[]; N];
-    let mut c = [0u64; N];
-    for ((words, c), [first, last]) in words.iter_mut().zip(&mut c).zip(bodies) {
-        *words = last.as_chunks::<8>().0;
-        *c = u64::from(!append_part_sse42(0, first));
-    }
-    let common = words.iter().map(|w| w.len()).min().unwrap_or(0);
-    for i in 0..common {
-        for (c, words) in c.iter_mut().zip(&words) {
-            // The instruction leaves the upper 32 bits zero.
-            *c = _mm_crc32_u64(*c, u64::from_le_bytes(words[i]));
-        }
-    }
-    let mut crcs = [0; N];
-    for ((crc, c), [_, last]) in crcs.iter_mut().zip(c).zip(bodies) {
-        *crc = append_part_sse42(!(c as u32), &last[common * 8..]);
-    }
-    crcs
 }
 
 /// The CRC-32C of a record body, the first half of [`record_crc`].
@@ -172,40 +130,47 @@ pub fn parts_crc(parts: &[&[u8]]) -> u32 {
 /// PostgreSQL: the final `COMP_CRC32C`/`FIN_CRC32C` in `XLogInsertRecord`.
 #[inline]
 pub fn finish_record_crc(body_crc: u32, header: &[u8; RECORD_HEADER_SIZE]) -> u32 {
-    finish_header_words(
+    finish_words(
         body_crc,
-        (
-            u64::from_le_bytes(fixed_field(header, XL_TOT_LEN.start..XL_XID.end)),
-            u64::from_le_bytes(fixed_field(header, XL_PREV)),
-            u32::from_le_bytes(fixed_field(header, XL_INFO.start..XL_CRC.start)),
-        ),
+        &HeaderWords {
+            first: u64::from_le_bytes(fixed_field(header, XL_TOT_LEN.start..XL_XID.end)),
+            link: Some(u64::from_le_bytes(fixed_field(header, XL_PREV))),
+            last: u32::from_le_bytes(fixed_field(header, XL_INFO.start..XL_CRC.start)),
+        },
     )
 }
 
 /// [`finish_record_crc`] from the header's covered bytes given as words
-/// ([`RecordHeader::crc_words`]): a header built from its fields is CRC'd
-/// from registers, not stored and read back.
+/// ([`WalFormat::header_words`](super::WalFormat::header_words), any
+/// format): a header built from its fields is CRC'd from registers, not
+/// stored and read back.
 #[inline]
-pub fn finish_header_words(body_crc: u32, (first, second, third): (u64, u64, u32)) -> u32 {
+pub fn finish_words(body_crc: u32, words: &HeaderWords) -> u32 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("sse4.2") {
         // SAFETY: the CPU has SSE4.2, checked just above.
-        return unsafe { header_sse42(body_crc, first, second, third) };
+        return unsafe { words_sse42(body_crc, words) };
     }
-    let crc = crc32c::crc32c_append(body_crc, &first.to_le_bytes());
-    let crc = crc32c::crc32c_append(crc, &second.to_le_bytes());
-    crc32c::crc32c_append(crc, &third.to_le_bytes())
+    let crc = crc32c::crc32c_append(body_crc, &words.first.to_le_bytes());
+    let crc = match words.link {
+        Some(link) => crc32c::crc32c_append(crc, &link.to_le_bytes()),
+        None => crc,
+    };
+    crc32c::crc32c_append(crc, &words.last.to_le_bytes())
 }
 
-/// [`finish_header_words`] on a CPU with SSE4.2.
+/// [`finish_words`] on a CPU with SSE4.2.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse4.2")]
-fn header_sse42(crc: u32, first: u64, second: u64, third: u32) -> u32 {
+pub(super) fn words_sse42(crc: u32, words: &HeaderWords) -> u32 {
     use std::arch::x86_64::{_mm_crc32_u32, _mm_crc32_u64};
     // The instruction leaves the upper 32 bits zero.
-    let c = _mm_crc32_u64(_mm_crc32_u64(u64::from(!crc), first), second) as u32;
-    !_mm_crc32_u32(c, third)
+    let mut c = _mm_crc32_u64(u64::from(!crc), words.first);
+    if let Some(link) = words.link {
+        c = _mm_crc32_u64(c, link);
+    }
+    !_mm_crc32_u32(c as u32, words.last)
 }
 
 /// The `xl_crc` of a record with this header and body.
@@ -265,42 +230,6 @@ mod tests {
         }
     }
 
-    /// Interleaved chains give each body's own CRC: groups of 1 to 4,
-    /// first parts of 0 to 5 bytes, last parts of equal and unequal
-    /// lengths (short, on both sides of multiples of 8, and past
-    /// `SHORT_INPUT`) starting at every offset modulo 8, against the
-    /// `crc32c` crate over the concatenation.
-    #[test]
-    fn parts_crc_many_is_each_bodys_crc() {
-        let bytes: Vec<u8> = (0..2 * SHORT_INPUT as u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
-            .collect();
-        let lens = [0, 1, 7, 8, 9, 15, 16, 17, 40, 42, 63, 64, 65, 300, 900];
-        let body = |k: usize, len: usize| [&bytes[k..k * 2], &bytes[k * 11 % 8 + 8..][..len]];
-        fn check<const N: usize>(bodies: [[&[u8]; 2]; N]) {
-            let got = parts_crc_many(bodies);
-            for (k, [first, last]) in bodies.iter().enumerate() {
-                assert_eq!(
-                    got[k],
-                    crc32c::crc32c(&[*first, *last].concat()),
-                    "chain {k} of {N}, lengths {:?}",
-                    bodies.map(|[f, l]| (f.len(), l.len()))
-                );
-            }
-        }
-        for &a in &lens {
-            for &b in &lens {
-                for &c in &lens {
-                    let [w, x, y, z] = [body(0, a), body(2, b), body(5, c), body(3, a.max(b))];
-                    check([w]);
-                    check([w, x]);
-                    check([w, x, y]);
-                    check([w, x, y, z]);
-                }
-            }
-        }
-    }
-
     #[test]
     fn worked_example_body_then_header() {
         assert_eq!(record_crc(&HEADER, &BODY), 0xF990_6AD4);
@@ -329,11 +258,13 @@ mod tests {
         }
     }
 
-    /// The header's CRC words are its covered bytes: the CRC from them
-    /// equals the CRC from the encoded header, for the sample header and
-    /// one with every field's bytes distinct.
+    /// The CRC from a header's words is the CRC over its encoded bytes
+    /// before `xl_crc`, in every format, for the sample header and one
+    /// with every field's bytes distinct.
     #[test]
     fn header_words_are_the_covered_bytes() {
+        use crate::format::WalFormat;
+        use crate::lsn::SegmentSize;
         let other = RecordHeader {
             tot_len: 0x0403_0201,
             xid: 0x0807_0605,
@@ -342,13 +273,18 @@ mod tests {
             rmid: 0x12,
             crc: 0,
         };
-        for h in [RecordHeader::decode(&HEADER), other] {
-            let body_crc = body_crc(&BODY);
-            assert_eq!(
-                finish_header_words(body_crc, h.crc_words()),
-                crc32c::crc32c_append(body_crc, &h.encode()[..XL_CRC.start]),
-                "{h:?}"
-            );
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let at = Lsn(seg.segment_start(0x1_0203).0 + 0x48);
+        for format in WalFormat::ALL {
+            for h in [RecordHeader::decode(&HEADER), other] {
+                let words = format.header_words(&h, at, seg);
+                let mut encoded = [0; RECORD_HEADER_SIZE];
+                format.encode_header(&h, at, seg, &mut encoded);
+                let covered = &encoded[..format.crc_offset()];
+                let body_crc = body_crc(&BODY);
+                let want = crc32c::crc32c_append(body_crc, covered);
+                assert_eq!(finish_words(body_crc, &words), want, "{format} {h:?}");
+            }
         }
     }
 

@@ -188,24 +188,8 @@ impl WalFormat {
         body_crc: u32,
         out: &mut [u8],
     ) {
-        if self == WalFormat::CompactWalId {
-            self.encode_header(h, at, seg, out);
-            let crc = self.finish_crc(body_crc, out);
-            out[self.crc_field()].copy_from_slice(&crc.to_le_bytes());
-            return;
-        }
-        // A 24-byte header is CRC'd from its fields, in registers: reading
-        // it back from `out` would wait on the stores just made.
-        let mut header = RecordHeader {
-            prev: match self.link(at, h.prev, seg) {
-                RecordLink::SelfLsn(at) => at,
-                _ => h.prev,
-            },
-            ..*h
-        };
-        header.crc = super::crc::finish_header_words(body_crc, header.crc_words());
-        let header = header.encode();
-        out[..RECORD_HEADER_SIZE].copy_from_slice(&header);
+        let words = self.header_words(h, at, seg);
+        words.store(super::crc::finish_words(body_crc, &words), out);
     }
 
     /// Adds what this format puts into a page header beyond PostgreSQL's

@@ -12,6 +12,9 @@
 //! - `layout`: what differs between the [`WalFormat`]s (record header
 //!   size and link field, page magic), with [`self_lsn`] and [`compact`]
 //!   holding the two non-PostgreSQL formats' constants;
+//! - [`header_words`]: a record header as the words it is stored and
+//!   CRC'd in, in every format;
+//! - [`record_crc`]: a small record's CRC computed as its body is copied;
 //! - `little_endian`: bounds-checked field access for the decoders.
 //!
 //! Byte layout: every field of a fixed header is a `Range<usize>` constant
@@ -22,11 +25,13 @@
 pub mod body;
 pub mod compact;
 pub mod crc;
+pub mod header_words;
 mod layout;
 pub(crate) mod little_endian;
 pub mod message;
 pub mod page;
 pub mod record;
+pub mod record_crc;
 pub mod rmgr;
 pub mod self_lsn;
 

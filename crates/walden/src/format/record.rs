@@ -61,17 +61,6 @@ pub struct RecordHeader {
 }
 
 impl RecordHeader {
-    /// The 20 bytes the CRC covers (`xl_tot_len` up to `xl_crc`) as
-    /// little-endian words, built from the fields: `tot_len` and `xid`,
-    /// `xl_prev`, then `info`, `rmid` and the zero padding.
-    pub fn crc_words(&self) -> (u64, u64, u32) {
-        (
-            u64::from(self.tot_len) | u64::from(self.xid) << 32,
-            self.prev.as_u64(),
-            u32::from(self.info) | u32::from(self.rmid) << 8,
-        )
-    }
-
     /// The header's 24 on-disk bytes; the padding is zero.
     pub fn encode(&self) -> [u8; RECORD_HEADER_SIZE] {
         let mut out = [0u8; RECORD_HEADER_SIZE];

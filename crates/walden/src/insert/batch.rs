@@ -11,7 +11,8 @@
 //! not at all. A batch of one record is inserted as that record alone.
 //! PostgreSQL: none (its records are inserted one at a time).
 
-use super::pending::{body_len, pending_run, reserved_size, Pending};
+use super::page_run::reserved_size;
+use super::pending::{body_len, Pending};
 use super::slots::InsertionProgress;
 use super::{CriticalSection, InsertPath, RecordSpan};
 use crate::error::Error;
@@ -67,20 +68,14 @@ impl InsertPath {
             - records
                 .last()
                 .map_or(0, |rec| reserved_size(format, body_len(rec)));
-        // The records' body CRCs are computed a few records at a time,
-        // interleaved; their headers and CRCs are completed as they are
-        // placed, in the one pass that copies them.
-        let items = std::iter::once(marker_item).chain(pending_run(format, records));
+        // The records are built as they are placed, their CRCs computed
+        // from the caller's bytes in the pass that copies them
+        // (`page_run`).
         let mut spans = Vec::with_capacity(records.len());
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
         let r = self.reserver.reserve_batch(total, last);
-        let marker_at = self.seg.pos_to_start_lsn(r.start);
-        let placed = self.place_run(r, items, &slot, |s| {
-            if s.start != marker_at {
-                spans.push(s);
-            }
-        });
+        let placed = self.place_run(r, marker_item, records, &slot, |s| spans.push(s));
         // The marker is not counted: `Stats::records` counts the caller's records.
         slot.count_records(records.len() as u64, total);
         placed?;

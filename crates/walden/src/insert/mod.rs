@@ -12,6 +12,7 @@
 //! (the only error possible there) poisons the log.
 
 mod batch;
+mod page_run;
 mod pending;
 pub mod reserve;
 pub mod slots;
@@ -34,7 +35,8 @@ use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 use crate::write::background::Wakeup;
 use crate::write::{Caller, SegmentSupply, Writer};
-use pending::Pending;
+use page_run::{reserved_size, PageRun, RunLog, RunPoint};
+use pending::{body_len, Pending};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
 use slots::{InsertionProgress, SlotArray, SlotStats};
@@ -286,7 +288,7 @@ impl InsertPath {
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
         let r = self.reserver.reserve(size);
-        let placed = self.place_run(r, [item], &slot, |_| ());
+        let placed = self.place_run(r, item, &[], &slot, |_| ());
         slot.count_records(1, size);
         placed.map(|()| RecordSpan {
             start: self.seg.pos_to_start_lsn(r.start),
@@ -305,83 +307,144 @@ impl InsertPath {
         self.insert_pending(Pending::with_body(self.format, rec, false, &body))
     }
 
-    /// Fills the reservation `r` with `items`, records whose headers are
-    /// still to be finished, one after the other, and reports each one's
-    /// span to `placed`: gets the first one's prev-link (each later one
-    /// links to the one before it), seals each header in the log's format,
-    /// copies the headers and bodies in (a record that fits in the rest of
-    /// its page written there in one go, [`Pending::write_in_page`]; one
-    /// that crosses a page by [`Self::copy_record`]), and, with `PrevLinkInBuffer`,
-    /// writes the next reservation's prev-link, the last record's start,
-    /// into the buffer (before the copy, or after it for a run about the
-    /// ring's size; see [`reserve::prev_link_in_buffer`]).
+    /// Fills the reservation `r` with `head`, a record whose header is
+    /// still to be finished, then `records` (validated), one after the
+    /// other, and reports each of `records`' spans to `placed`: gets the
+    /// first one's prev-link (each later one links to the one before it),
+    /// seals each header in the log's format, copies the headers and
+    /// bodies in (the records of `records` that fit whole in the rest of
+    /// a page written there in one loop, [`page_run`]; a record that
+    /// crosses a page by [`Self::copy_record`]), and, with
+    /// `PrevLinkInBuffer`, writes the next reservation's prev-link, the
+    /// last record's start, into the buffer (before the copy, or after it
+    /// for a run about the ring's size; see [`reserve::prev_link_in_buffer`]).
     fn place_run<'b>(
         &self,
         r: Reservation,
-        items: impl IntoIterator<Item = Pending<'b>>,
+        head: Pending<'b>,
+        records: &[Record],
         progress: &impl InsertionProgress,
         mut placed: impl FnMut(RecordSpan),
     ) -> Result<(), Error> {
         let run_start = self.seg.pos_to_start_lsn(r.start);
+        let run_end = self.seg.pos_to_end_lsn(r.end);
         let links_in_buffer = self.reserver.kind() == ReservationKind::PrevLinkInBuffer;
         let after_copy =
             links_in_buffer && publish_after_copy(self.seg, self.ring.bytes(), run_start, r.end);
         if links_in_buffer && !after_copy {
             self.publish_next_link(&r, self.advertisement(run_start), progress)?;
         }
-        let mut prev = self.prev_link(&r, run_start, progress)?;
-        // Where the next record starts, and the page last made sure of
-        // (`map_page`), so that a run of records in one page maps it once.
-        let mut at = run_start;
+        let log = RunLog {
+            format: self.format,
+            seg: self.seg,
+            keep_prev: r.prev != PrevLink::NotKept,
+        };
+        let mut point = RunPoint {
+            at: run_start,
+            prev: self.prev_link(&r, run_start, progress)?,
+        };
+        // The page last made sure of (`map_page`), so that a run of
+        // records in one page maps it once.
         let mut mapped = None;
-        let mut end = at;
-        for item in items {
-            let header = RecordHeader {
-                prev,
-                ..item.header
-            };
-            let page = at.page_start();
-            end = if item.size <= PAGE_SIZE - at.page_offset() {
+        let mut end = self.place_one(&head, log, &mut point, &mut mapped, progress)?;
+        let mut rest = records;
+        while let Some(first) = rest.first() {
+            let room = (PAGE_SIZE - point.at.page_offset()).min(run_end.0 - point.at.0);
+            let mut written = 0;
+            if reserved_size(self.format, body_len(first)) <= room {
+                let page = point.at.page_start();
                 if mapped != Some(page) {
-                    self.map_page(page, self.advertisement(at), progress)?;
+                    self.map_page(page, self.advertisement(point.at), progress)?;
                     mapped = Some(page);
                 }
-                // SAFETY: the page is initialised (map_page) and the record's
-                // bytes, padding included, are in our reservation and in
-                // this page.
-                let out = unsafe { self.ring.reserved_mut(at, item.size as usize) };
-                item.write_in_page(&header, self.format, at, self.seg, out);
-                Lsn(at.0 + item.size)
-            } else {
-                let mut sealed = [0; RECORD_HEADER_SIZE];
-                let sealed = &mut sealed[..self.format.record_header_size()];
-                self.format
-                    .seal_header(&header, at, self.seg, item.body_crc(), sealed);
-                let prefix = item.prefix();
-                self.copy_record(sealed, &[prefix.as_bytes(), item.data()], at, progress)?
-            };
-            placed(RecordSpan { start: at, end });
-            if r.prev != PrevLink::NotKept {
-                prev = at;
+                // SAFETY: the page is initialised (map_page) and these
+                // bytes, up to the page's end or the reservation's, are
+                // in our reservation and in this page.
+                let out = unsafe { self.ring.reserved_mut(point.at, room as usize) };
+                let run = PageRun {
+                    log,
+                    records: rest,
+                    point: &mut point,
+                    out,
+                };
+                written = page_run::write_page_run(run, &mut placed);
+                end = point.at;
+                self.skip_page_header(&mut point);
             }
-            // A record ending on a page boundary: the next one starts past
-            // the next page's header.
-            at = if end.page_offset() == 0 {
-                Lsn(end.0 + self.seg.page_header_size(end))
-            } else {
-                end
-            };
+            if written == 0 {
+                // The first record crosses a page boundary.
+                let start = point.at;
+                end = self.place_one(
+                    &Pending::new(self.format, first),
+                    log,
+                    &mut point,
+                    &mut mapped,
+                    progress,
+                )?;
+                placed(RecordSpan { start, end });
+                written = 1;
+            }
+            rest = &rest[written..];
         }
-        debug_assert_eq!(
-            end,
-            self.seg.pos_to_end_lsn(r.end),
-            "the items fill the reservation"
-        );
+        debug_assert_eq!(end, run_end, "the records fill the reservation");
         if after_copy {
-            let run_end = self.seg.pos_to_end_lsn(r.end);
             self.publish_next_link(&r, self.advertisement(run_end), progress)?;
         }
         Ok(())
+    }
+
+    /// Places `item` at `point` (the page `mapped` made sure of already):
+    /// written in one go if it fits in the rest of its page
+    /// ([`Pending::write_in_page`]), copied part by part
+    /// ([`Self::copy_record`]) if it crosses a page. Moves `point` past it
+    /// and returns its end.
+    fn place_one(
+        &self,
+        item: &Pending,
+        log: RunLog,
+        point: &mut RunPoint,
+        mapped: &mut Option<Lsn>,
+        progress: &impl InsertionProgress,
+    ) -> Result<Lsn, Error> {
+        let at = point.at;
+        let header = RecordHeader {
+            prev: point.prev,
+            ..item.header
+        };
+        let end = if item.size <= PAGE_SIZE - at.page_offset() {
+            let page = at.page_start();
+            if *mapped != Some(page) {
+                self.map_page(page, self.advertisement(at), progress)?;
+                *mapped = Some(page);
+            }
+            // SAFETY: the page is initialised (map_page) and the record's
+            // bytes, padding included, are in our reservation and in
+            // this page.
+            let out = unsafe { self.ring.reserved_mut(at, item.size as usize) };
+            item.write_in_page(&header, self.format, at, self.seg, out);
+            Lsn(at.0 + item.size)
+        } else {
+            let mut sealed = [0; RECORD_HEADER_SIZE];
+            let sealed = &mut sealed[..self.format.record_header_size()];
+            self.format
+                .seal_header(&header, at, self.seg, item.body_crc(), sealed);
+            let prefix = item.prefix();
+            self.copy_record(sealed, &[prefix.as_bytes(), item.data()], at, progress)?
+        };
+        if log.keep_prev {
+            point.prev = at;
+        }
+        point.at = end;
+        self.skip_page_header(point);
+        Ok(end)
+    }
+
+    /// After a record ending on a page boundary, the next one starts past
+    /// the next page's header.
+    fn skip_page_header(&self, point: &mut RunPoint) {
+        if point.at.page_offset() == 0 {
+            point.at = Lsn(point.at.0 + self.seg.page_header_size(point.at));
+        }
     }
 
     /// The prev-link of the record reserved as `r`, starting at `start`;

@@ -1,22 +1,25 @@
-//! [`Pending`]: one record of a run, ready to be placed, and how a record
-//! that fits in the rest of its page is written there in one go.
+//! [`Pending`]: one record ready to be placed (a single insert, a batch's
+//! marker, a batch's record that a page boundary cuts), and how one that
+//! fits in the rest of its page is written there in one go.
 //!
-//! A record that fits in its page (every record of a batch of small ones
-//! but those a page boundary cuts) is written straight into its bytes of
-//! the ring, padding first, then its body, then its header, sealed in
-//! place, with the rest of the record's CRC over the header bytes there. A record that crosses a page
-//! is copied part by part (`InsertPath::copy_record`); one too long to
-//! fit in any page gets its body's CRC before the reservation, so that
+//! A record that fits in its page is written straight into its bytes of
+//! the ring as a page run writes each of its records
+//! (`page_run::write_record`): padding, body, then its header built from
+//! its words, its CRC from the sources. A record that crosses a page is
+//! copied part by part (`InsertPath::copy_record`); one too long to fit
+//! in any page gets its body's CRC before the reservation, so that
 //! computing it overlaps other inserters' work.
 //!
 //! PostgreSQL: `XLogRecordAssemble` computes the body CRC over the rdata
 //! chain before reserving; `CopyXLogRecordToWAL` copies it.
 
+use super::page_run::{reserved_size, write_record, RunLog};
 use crate::format::body::MainDataHeader;
 use crate::format::crc;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
+use crate::format::record_crc;
 use crate::format::WalFormat;
-use crate::lsn::{maxalign, Lsn, SegmentSize, USABLE_BYTES_IN_PAGE};
+use crate::lsn::{Lsn, SegmentSize, USABLE_BYTES_IN_PAGE};
 use crate::record::Record;
 
 /// One record of a run, ready to be placed: its header (prev-link still to
@@ -30,50 +33,11 @@ pub(super) struct Pending<'b> {
     main_data_header: bool,
     data: &'b [u8],
     /// The body's CRC if computed before the reservation: for a record
-    /// too long to fit in any page, and for the records of a batch
-    /// ([`pending_run`]); `None` for the others, whose CRC is computed as
-    /// they are placed.
+    /// too long to fit in any page; `None` for the others, whose CRC is
+    /// computed as they are placed.
     body_crc: Option<u32>,
     /// Reserved bytes: the record's length rounded up to 8.
     pub(super) size: u64,
-}
-
-/// How many records of a batch get their body CRCs together, as that many
-/// interleaved chains of CRC instructions ([`crc::parts_crc_many`]): 3 keep
-/// the CRC unit busy (3 cycles latency, one started per cycle).
-const CRC_GROUP: usize = 3;
-
-/// `records` (validated) in a `format` log, one [`Pending`] each, their
-/// body CRCs computed [`CRC_GROUP`] records at a time as interleaved
-/// chains: the body CRCs do not depend on where the records land.
-pub(super) fn pending_run<'b>(
-    format: WalFormat,
-    records: &'b [Record],
-) -> impl Iterator<Item = Pending<'b>> {
-    // All the body CRCs first, into one buffer: building each group's
-    // records inside a `flat_map` over the groups copied every `Pending`
-    // through the stack twice, with stores and loads of different widths
-    // (store-forwarding stalls took 40 % of a batch's profile).
-    let mut crcs = Vec::with_capacity(records.len());
-    for group in records.chunks(CRC_GROUP) {
-        let mut bodies: [[&[u8]; 2]; CRC_GROUP] = [[&[]; 2]; CRC_GROUP];
-        let mut prefixes = [MainDataHeader::new(0); CRC_GROUP];
-        for ((body, prefix), rec) in bodies.iter_mut().zip(&mut prefixes).zip(group) {
-            *prefix = Pending::prefix_for(true, &rec.data);
-            *body = [prefix.as_bytes(), &rec.data[..]];
-        }
-        crcs.extend_from_slice(&crc::parts_crc_many(bodies)[..group.len()]);
-    }
-    records
-        .iter()
-        .zip(crcs)
-        .map(move |(rec, crc)| Pending::build(format, rec, true, &rec.data, Some(crc)))
-}
-
-/// Bytes a record of `body_len` body bytes reserves in a `format` log: its
-/// length rounded up to 8.
-pub(super) fn reserved_size(format: WalFormat, body_len: usize) -> u64 {
-    maxalign((format.record_header_size() + body_len) as u64)
 }
 
 /// Bytes of a record's body: the main-data header and the data.
@@ -96,19 +60,13 @@ impl<'b> Pending<'b> {
         main_data_header: bool,
         data: &'b [u8],
     ) -> Self {
-        Pending::build(format, rec, main_data_header, data, None)
+        Pending::build(format, rec, main_data_header, data)
     }
 
-    /// [`Self::with_body`] with the body's CRC if known already: computed
-    /// here if not and the record is too long to fit in any page.
+    /// [`Self::with_body`]: the body's CRC computed here if the record is
+    /// too long to fit in any page.
     #[inline(always)]
-    fn build(
-        format: WalFormat,
-        rec: &Record,
-        main_data_header: bool,
-        data: &'b [u8],
-        body_crc: Option<u32>,
-    ) -> Self {
+    fn build(format: WalFormat, rec: &Record, main_data_header: bool, data: &'b [u8]) -> Self {
         let prefix = Pending::prefix_for(main_data_header, data);
         let body_len = prefix.as_bytes().len() + data.len();
         let tot_len = format.record_header_size() + body_len;
@@ -126,8 +84,7 @@ impl<'b> Pending<'b> {
             },
             main_data_header,
             data,
-            body_crc: body_crc
-                .or_else(|| (!fits_a_page).then(|| crc::parts_crc(&[prefix.as_bytes(), data]))),
+            body_crc: (!fits_a_page).then(|| crc::parts_crc(&[prefix.as_bytes(), data])),
             size: reserved_size(format, body_len),
         }
     }
@@ -167,103 +124,26 @@ impl<'b> Pending<'b> {
         out: &mut [u8],
     ) {
         debug_assert_eq!(out.len() as u64, self.size);
-        // The padding, fewer than 8 bytes, lies in the last 8 (a record
-        // takes at least 16): zero them with one store, then copy the
-        // record over the rest of them.
-        let last8 = out.len() - 8;
-        out[last8..].copy_from_slice(&[0; 8]);
-        let (head, body) = out.split_at_mut(format.record_header_size());
+        let log = RunLog {
+            format,
+            seg,
+            keep_prev: true,
+        };
         let prefix = self.prefix();
-        let prefix = prefix.as_bytes();
-        let (body_prefix, body_data) = body.split_at_mut(prefix.len());
-        let body_data = &mut body_data[..self.data.len()];
-        copy_short(body_prefix, prefix);
-        copy_short(body_data, self.data);
-        // From the sources (unless computed already): reading back bytes
-        // just stored in pieces would stall on the stores.
-        format.seal_header(header, at, seg, self.body_crc(), head);
-    }
-}
-
-/// `dst.copy_from_slice(src)` (of equal lengths) without calling libc's
-/// `memmove` for up to 64 bytes: two copies of a fixed size that overlap
-/// in the middle, which the compiler makes a few loads and stores.
-#[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    let n = src.len().min(dst.len());
-    match n {
-        0 => {}
-        1..=3 => {
-            for i in [0, n / 2, n - 1] {
-                dst[i] = src[i];
-            }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sse42) = record_crc::Sse42::detect() {
+            return write_record(sse42, log, header, at, &prefix, self.data, out);
         }
-        4..=7 => copy_ends::<4>(dst, src, n),
-        8..=15 => copy_ends::<8>(dst, src, n),
-        16..=31 => copy_ends::<16>(dst, src, n),
-        32..=64 => copy_ends::<32>(dst, src, n),
-        _ => dst.copy_from_slice(src),
+        write_record(record_crc::AnyCpu, log, header, at, &prefix, self.data, out);
     }
-}
-
-/// Copies the first and the last `K` of `n` bytes (`K <= n <= 2K`) of
-/// `src` to `dst`.
-#[inline(always)]
-fn copy_ends<const K: usize>(dst: &mut [u8], src: &[u8], n: usize) {
-    dst[..K].copy_from_slice(&src[..K]);
-    dst[n - K..n].copy_from_slice(&src[n - K..n]);
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::page_run::{write_page_run, PageRun, RunPoint};
+    use super::super::RecordSpan;
     use super::*;
-
-    /// `copy_short` copies every byte and nothing else, at every length
-    /// from 0 to past its short cases.
-    #[test]
-    fn copy_short_copies_exactly_the_bytes() {
-        let src: Vec<u8> = (1..=100).collect();
-        for n in 0..=src.len() {
-            let mut dst = vec![0u8; n + 2];
-            copy_short(&mut dst[1..=n], &src[..n]);
-            assert_eq!(&dst[1..=n], &src[..n], "{n} bytes");
-            assert_eq!((dst[0], dst[n + 1]), (0, 0), "{n} bytes: outside untouched");
-        }
-    }
-
-    /// A run of records built together, their body CRCs interleaved, is
-    /// the same records built one by one: same header, size and body CRC,
-    /// for runs of every length around the group size and bodies of
-    /// unequal lengths, short and longer than a page.
-    #[test]
-    fn a_run_built_together_is_the_records_built_alone() {
-        let lens = [0, 1, 40, 7, 300, 9000, 64, 2, 41, 1000];
-        let data: Vec<Vec<u8>> = lens
-            .iter()
-            .map(|&len| (0..len).map(|i| (i * 13 + len) as u8).collect())
-            .collect();
-        let recs: Vec<Record> = data
-            .iter()
-            .map(|d| Record::new(130, 0x10, &d[..]))
-            .collect();
-        for format in WalFormat::ALL {
-            for n in 0..=recs.len() {
-                let run: Vec<Pending> = pending_run(format, &recs[..n]).collect();
-                assert_eq!(run.len(), n);
-                for (p, rec) in run.iter().zip(&recs) {
-                    let alone = Pending::new(format, rec);
-                    let what = format!("{format}, run of {n}, {} bytes", rec.data.len());
-                    assert_eq!(p.header, alone.header, "{what}");
-                    assert_eq!(p.size, alone.size, "{what}");
-                    let mut body = Vec::new();
-                    rec.encode_body(&mut body);
-                    assert_eq!(p.body_crc, Some(crc32c::crc32c(&body)), "{what}");
-                    assert_eq!(p.body_crc(), alone.body_crc(), "{what}");
-                }
-            }
-        }
-    }
+    use crate::lsn::maxalign;
 
     /// A record written in its page is the contiguous encoding: its header
     /// fields and link, its body (short and long main-data headers, and
@@ -310,6 +190,97 @@ mod tests {
                 assert_eq!(link, format.link(at, prev, seg), "{what}");
                 let crc = crc32c::crc32c_append(crc32c::crc32c(&body), &out[..format.crc_offset()]);
                 assert_eq!(h.crc, crc, "{what}: CRC");
+            }
+        }
+    }
+
+    /// A page run is each record written alone ([`Pending::write_in_page`],
+    /// the single-record path) at the same place with the same link:
+    /// same bytes and spans, in every format, with and without
+    /// prev-links kept, payloads of every main-data form (none, short,
+    /// long), and the run stopping at the first record that does not fit.
+    #[test]
+    fn a_page_run_is_its_records_written_alone() {
+        let seg = SegmentSize::new(1 << 20).unwrap();
+        let lens = [40, 0, 1, 7, 255, 256, 300, 41, 2, 1000, 66, 3];
+        let data: Vec<Vec<u8>> = lens
+            .iter()
+            .map(|&len| (0..len).map(|i| (i * 13 + len) as u8).collect())
+            .collect();
+        let recs: Vec<Record> = data
+            .iter()
+            .enumerate()
+            .map(|(k, d)| Record::new(130 + k as u8, 0x10, &d[..]).with_xid(k as u32))
+            .collect();
+        for format in WalFormat::ALL {
+            for keep_prev in [true, false] {
+                let log = RunLog {
+                    format,
+                    seg,
+                    keep_prev,
+                };
+                let sizes: Vec<usize> = recs
+                    .iter()
+                    .map(|r| Pending::new(format, r).size as usize)
+                    .collect();
+                let total: usize = sizes.iter().sum();
+                // Room for all, and room ending inside the 6th record.
+                let cut = sizes[..5].iter().sum::<usize>() + sizes[5] - 8;
+                for room in [total, cut] {
+                    let what = format!("{format}, keep_prev {keep_prev}, room {room}");
+                    let start = RunPoint {
+                        at: Lsn(seg.segment_start(2).0 + 3 * 8192 + 40),
+                        prev: Lsn(seg.segment_start(2).0 + 3 * 8192 + 24),
+                    };
+                    let mut point = start;
+                    let mut out = vec![0xA5; room];
+                    let mut spans = Vec::new();
+                    let run = PageRun {
+                        log,
+                        records: &recs,
+                        point: &mut point,
+                        out: &mut out,
+                    };
+                    let n = write_page_run(run, &mut |s| spans.push(s));
+                    let want_n = if room == total { recs.len() } else { 5 };
+                    assert_eq!(n, want_n, "{what}");
+                    assert_eq!(spans.len(), n, "{what}");
+
+                    let mut alone = start;
+                    let mut expected = vec![0xA5; room];
+                    let mut used = 0;
+                    for (rec, span) in recs[..n].iter().zip(&spans) {
+                        let p = Pending::new(format, rec);
+                        let header = RecordHeader {
+                            prev: alone.prev,
+                            ..p.header
+                        };
+                        let size = p.size as usize;
+                        p.write_in_page(
+                            &header,
+                            format,
+                            alone.at,
+                            seg,
+                            &mut expected[used..][..size],
+                        );
+                        let end = Lsn(alone.at.0 + p.size);
+                        assert_eq!(
+                            *span,
+                            RecordSpan {
+                                start: alone.at,
+                                end
+                            },
+                            "{what}"
+                        );
+                        if keep_prev {
+                            alone.prev = alone.at;
+                        }
+                        alone.at = end;
+                        used += size;
+                    }
+                    assert_eq!(point, alone, "{what}: where the run continues");
+                    assert_eq!(out, expected, "{what}: bytes, the rest untouched");
+                }
             }
         }
     }

@@ -10,15 +10,18 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::pending::Pending;
 use super::{Caller, InsertPath, RecordSpan, StartPoint};
 use crate::buffer::{BufferRing, PageIdentity, PageZeroing};
 use crate::config::{Config, ReservationKind};
 use crate::error::Error;
 use crate::format::body::main_data_header_len;
+use crate::format::message::BatchMarker;
+use crate::format::rmgr::{RM_XLOG_ID, XLOG_NOOP};
 use crate::format::WalFormat;
-use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
+use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{ReaderOptions, WalReader};
-use crate::record::Record;
+use crate::record::{Batch, Record};
 use crate::segment::{FsStorage, SegmentFiles};
 use crate::write::background::Wakeup;
 use crate::write::SegmentSupply;
@@ -419,4 +422,99 @@ fn a_batch_eviction_writes_across_the_rings_wrap() {
         "the eviction wrote everything finished, across the ring's wrap at {}",
         page(ring_pages)
     );
+}
+
+/// The records' main-data lengths of each batch of
+/// [`a_batch_writes_the_same_log_as_its_marker_and_records_one_by_one`]:
+/// runs of 66-byte records (the page run; 72 bytes each, so that they
+/// start at every 8-aligned offset of a page, headers split by page
+/// boundaries included), mixed lengths (no main data, short and long
+/// main-data headers, records longer than a page), and one longer than a
+/// segment between small ones.
+fn batch_lens(seg_bytes: usize) -> Vec<Vec<usize>> {
+    let mut batches = vec![vec![40; 2], vec![40; 3]];
+    for n in [16, 64, 256] {
+        batches.extend(std::iter::repeat_n(vec![40; n], 24));
+    }
+    batches.extend([
+        vec![0, 1, 7, 40, 255, 256, 300, 8000, 9000, 0, 40, 40],
+        vec![40, 3 * PAGE_SIZE as usize + 123, 40, 40],
+        vec![40; 1],
+    ]);
+    batches.extend(std::iter::repeat_n(vec![40; 64], 200));
+    batches.push(vec![40, 40, seg_bytes + seg_bytes / 2, 40, 40]);
+    batches
+}
+
+/// Inserts `rec` (a marker, or validated) as the contiguous encoding
+/// does ([`InsertPath::insert_contiguous`]), without its validation,
+/// which refuses the marker's resource manager.
+fn insert_contiguous_unchecked(path: &InsertPath, rec: &Record) -> RecordSpan {
+    let mut body = Vec::new();
+    rec.encode_body(&mut body);
+    path.insert_pending(Pending::with_body(path.format, rec, false, &body))
+        .expect("insert")
+}
+
+/// A batch writes the same log as its marker and then its records
+/// inserted one at a time with the contiguous encoding, and reports the
+/// same spans, in every format and design: runs of small records through
+/// the page run (crossing pages, segments and the ring's wrap), records
+/// that cross a page or are longer than a page or a segment among them,
+/// batches of 2 to 256 records.
+#[test]
+fn a_batch_writes_the_same_log_as_its_marker_and_records_one_by_one() {
+    for config in design_configs() {
+        let seg = config.segment().expect("valid segment size");
+        let what = format!("{} with {}", config.format, config.reservation);
+        let (batch_dir, single_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let batched = insert_path(batch_dir.path(), &config);
+        let single = insert_path(single_dir.path(), &config);
+        for (i, lens) in batch_lens(seg.bytes() as usize).into_iter().enumerate() {
+            let payloads: Vec<Vec<u8>> = lens
+                .iter()
+                .enumerate()
+                .map(|(k, &len)| data(len, i * 1000 + k))
+                .collect();
+            let batch: Batch = payloads
+                .iter()
+                .enumerate()
+                .map(|(k, p)| Record::new(RMID, 0x10, &p[..]).with_xid(k as u32))
+                .collect();
+            let spans = batched.insert_batch(&batch).expect("batch");
+
+            let records = batch.records();
+            if records.len() > 1 {
+                let marker = BatchMarker {
+                    records: records.len() as u32,
+                    bytes: records
+                        .iter()
+                        .map(|r| {
+                            maxalign(
+                                (config.format.record_header_size() + r.encoded_len() - 24) as u64,
+                            )
+                        })
+                        .sum(),
+                };
+                let marker = marker.encode();
+                insert_contiguous_unchecked(
+                    &single,
+                    &Record::new(RM_XLOG_ID, XLOG_NOOP, &marker[..]),
+                );
+            }
+            let one_by_one: Vec<RecordSpan> = records
+                .iter()
+                .map(|r| insert_contiguous_unchecked(&single, r))
+                .collect();
+            assert_eq!(spans.records, one_by_one, "{what}: batch {i}'s spans");
+            assert_eq!(Some(spans.end), one_by_one.last().map(|s| s.end), "{what}");
+        }
+        let end = batched.reserved_end();
+        assert_eq!(end, single.reserved_end(), "{what}: the logs' ends");
+        assert!(seg.segno(end) >= 3, "{what}: across segments");
+        for path in [&batched, &single] {
+            assert_eq!(path.flush(end, Caller::Flush).expect("flush"), end);
+        }
+        assert_same_segments(&what, batch_dir.path(), single_dir.path(), seg, end);
+    }
 }

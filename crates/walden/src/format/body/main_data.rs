@@ -43,7 +43,9 @@ pub(super) fn encode_main_data_header(len: usize, out: &mut Vec<u8>) {
 /// chains before the main data).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MainDataHeader {
-    bytes: [u8; LONG_HEADER_SIZE],
+    /// The header's bytes, then zeros: built as one little-endian word,
+    /// so that it is stored and CRC'd from a register ([`Self::word`]).
+    bytes: [u8; 8],
     len: usize,
 }
 
@@ -51,28 +53,32 @@ impl MainDataHeader {
     /// The header for `len` bytes of main data, in the form
     /// [`encode_main_data`] writes; `len` above `u32::MAX` is recorded
     /// truncated, as there.
+    #[inline]
     pub fn new(len: usize) -> Self {
-        let mut bytes = [0; LONG_HEADER_SIZE];
         let header_len = main_data_header_len(len);
-        match header_len {
-            0 => {}
-            SHORT_HEADER_SIZE => {
-                bytes[..SHORT_HEADER_SIZE].copy_from_slice(&[XLR_BLOCK_ID_DATA_SHORT, len as u8])
-            }
-            _ => {
-                bytes[0] = XLR_BLOCK_ID_DATA_LONG;
-                bytes[1..].copy_from_slice(&(len as u32).to_le_bytes());
-            }
-        }
+        let word = match header_len {
+            0 => 0,
+            SHORT_HEADER_SIZE => u64::from(XLR_BLOCK_ID_DATA_SHORT) | (len as u64) << 8,
+            _ => u64::from(XLR_BLOCK_ID_DATA_LONG) | u64::from(len as u32) << 8,
+        };
         MainDataHeader {
-            bytes,
+            bytes: word.to_le_bytes(),
             len: header_len,
         }
     }
 
     /// The header's encoded bytes: empty for no main data.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+
+    /// The header's bytes as a little-endian word, zeros past
+    /// [`Self::as_bytes`]: 8 bytes stored at the header's place put the
+    /// header there (and zeros after it).
+    #[inline]
+    pub fn word(&self) -> u64 {
+        u64::from_le_bytes(self.bytes)
     }
 }
 
@@ -95,11 +101,11 @@ mod tests {
             encode_main_data(&data, &mut out);
             assert_eq!(&out[..header.len()], &header[..], "len {len}");
             assert_eq!(out.len(), main_data_header_len(len) + len);
-            assert_eq!(
-                MainDataHeader::new(len).as_bytes(),
-                &header[..],
-                "len {len}"
-            );
+            let h = MainDataHeader::new(len);
+            assert_eq!(h.as_bytes(), &header[..], "len {len}");
+            let mut word = [0; 8];
+            word[..header.len()].copy_from_slice(&header);
+            assert_eq!(h.word(), u64::from_le_bytes(word), "len {len}");
             let body = Body {
                 main_data: data.clone(),
                 ..Default::default()
