@@ -189,7 +189,7 @@ pub struct SegmentArgs {
     pub overlap_syncs_from: Option<u64>,
     /// Streaming of large records: every this many bytes an inserter
     /// copying a record asks the background writer to write the finished
-    /// pages, e.g. 256KB (0: off) [default: the library's, 128 KiB].
+    /// pages, e.g. 128KB (0: off) [default: the library's, off].
     #[arg(long, value_parser = parse_size_arg)]
     pub stream_after: Option<u64>,
 }
@@ -355,7 +355,9 @@ mod tests {
             (&["--overlap-syncs-from", "1MB"], |c| {
                 c.overlap_syncs_from == 1 << 20
             }),
-            (&["--stream-after", "0"], |c| c.stream_after == 0),
+            (&["--stream-after", "128KB"], |c| {
+                c.stream_after == 128 << 10
+            }),
         ];
         for (args, set) in cases {
             let c = configured(args);

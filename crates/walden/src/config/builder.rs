@@ -160,7 +160,7 @@ mod tests {
             direct_io: true,
             overlap_syncs: false,
             overlap_syncs_from: 1 << 20,
-            stream_after: 0,
+            stream_after: 256 << 10,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),

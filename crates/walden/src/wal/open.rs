@@ -451,6 +451,11 @@ impl Wal {
                 name: "segment preallocator",
                 source,
             })?;
+        shared
+            .insert
+            .supply_and_writer()
+            .0
+            .prepare_for_open(seg.segno(written));
         let writer = match shared.config.writer_delay {
             Some(delay) => Some(
                 BackgroundWriter::start(

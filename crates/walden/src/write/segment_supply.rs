@@ -327,7 +327,32 @@ impl SegmentOpener for SegmentSupply {
 
     fn entered_segment(&self, segno: u64) {
         tracing::debug!(segno, "writer entered segment");
-        if self.ahead == 0 {
+        self.ask_preallocator(segno);
+    }
+}
+
+impl SegmentSupply {
+    /// For a log just opened, whose writer will write segment `segno`
+    /// next: asks the preallocator for the `ahead` segments after it, and
+    /// for `segno` itself first if it is missing (as if the writer had
+    /// entered the one before). Recovery removes the segments past the
+    /// recovered end (and the end may fall at the very start of a
+    /// segment), so without this the first commits after an open would
+    /// create the next segment on their own path.
+    pub(crate) fn prepare_for_open(&self, segno: u64) {
+        // An error here is the writer's to report when it opens the file.
+        let missing = !matches!(self.files.exists(segno), Ok(true));
+        self.ask_preallocator(if missing {
+            segno.saturating_sub(1)
+        } else {
+            segno
+        });
+    }
+
+    /// Asks the preallocator to make the `ahead` segments after `entered`
+    /// exist (nothing without a preallocator, or for segment 0).
+    fn ask_preallocator(&self, entered: u64) {
+        if self.ahead == 0 || entered == 0 {
             return;
         }
         let mut req = self
@@ -335,7 +360,7 @@ impl SegmentOpener for SegmentSupply {
             .request
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        req.entered = req.entered.max(segno);
+        req.entered = req.entered.max(entered);
         self.prealloc.wake.notify_one();
     }
 }

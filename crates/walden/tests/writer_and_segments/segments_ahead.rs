@@ -276,3 +276,49 @@ fn the_writer_never_waits_for_the_preparation_of_a_later_segment() {
         assert!(read.iter().copied().eq(0..written));
     }
 }
+
+/// A log opened without the segments after its end (recovery removes
+/// those past the recovered end) gets them from the preallocator at once,
+/// before any commit needs them: the first segment the writer enters after
+/// the open is found ready, not created on the insert path.
+#[test]
+fn an_opened_log_prepares_the_segments_after_its_end_before_they_are_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(SegmentPrep::ZeroFill, 2);
+    let seg = SegmentSize::new(MIB).unwrap();
+    let wal = Wal::create(dir.path(), config.clone()).unwrap();
+    let mut written = 0;
+    enter_segments(&wal, 3, &mut written);
+    let current = wal.insert_position().0 / MIB;
+    wal.close().unwrap();
+    let later = |n: u64| dir.path().join(seg.file_name(1, current + n));
+    for n in 1..=4 {
+        match std::fs::remove_file(later(n)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            other => other.unwrap(),
+        }
+    }
+    let (wal, _) = Wal::open(dir.path(), config).unwrap();
+    let opened = wal.stats();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !(later(1).exists() && later(2).exists()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no segment prepared after the open ({} and {} missing; end {}): {:?} {:?}",
+            later(1).display(),
+            later(2).display(),
+            wal.insert_position(),
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect::<Vec<_>>(),
+            wal.stats()
+        );
+        std::thread::yield_now();
+    }
+    enter_segments(&wal, 1, &mut written);
+    let (found, created, _) = delta(&opened, &wal.stats());
+    assert_eq!(created, 0, "{:?}", wal.stats());
+    assert!(found >= 1, "{:?}", wal.stats());
+    wal.close().unwrap();
+}
