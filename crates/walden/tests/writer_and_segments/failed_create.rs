@@ -16,6 +16,9 @@ fn config(direct_io: bool) -> Config {
         buffers: 256 << 10,
         sync_method: SyncMethod::Fdatasync,
         writer_delay: None,
+        // No preallocator: the tests compare directory listings, which it
+        // would change in the background (a segment being prepared).
+        segments_ahead: 0,
         direct_io,
         ..Config::default()
     }
