@@ -352,11 +352,7 @@ impl InsertPath {
             let room = (PAGE_SIZE - point.at.page_offset()).min(run_end.0 - point.at.0);
             let mut written = 0;
             if reserved_size(self.format, body_len(first)) <= room {
-                let page = point.at.page_start();
-                if mapped != Some(page) {
-                    self.map_page(page, self.advertisement(point.at), progress)?;
-                    mapped = Some(page);
-                }
+                self.map_page_once(point.at, &mut mapped, progress)?;
                 // SAFETY: the page is initialised (map_page) and these
                 // bytes, up to the page's end or the reservation's, are
                 // in our reservation and in this page.
@@ -412,11 +408,7 @@ impl InsertPath {
             ..item.header
         };
         let end = if item.size <= PAGE_SIZE - at.page_offset() {
-            let page = at.page_start();
-            if *mapped != Some(page) {
-                self.map_page(page, self.advertisement(at), progress)?;
-                *mapped = Some(page);
-            }
+            self.map_page_once(at, mapped, progress)?;
             // SAFETY: the page is initialised (map_page) and the record's
             // bytes, padding included, are in our reservation and in
             // this page.
@@ -437,6 +429,23 @@ impl InsertPath {
         point.at = end;
         self.skip_page_header(point);
         Ok(end)
+    }
+
+    /// [`Self::map_page`] for the page of `at`, a record's start, unless
+    /// it is `mapped`, the page a run made sure of last (so that a run of
+    /// records in one page maps it once); then that page is `mapped`.
+    fn map_page_once(
+        &self,
+        at: Lsn,
+        mapped: &mut Option<Lsn>,
+        progress: &impl InsertionProgress,
+    ) -> Result<(), Error> {
+        let page = at.page_start();
+        if *mapped != Some(page) {
+            self.map_page(page, self.advertisement(at), progress)?;
+            *mapped = Some(page);
+        }
+        Ok(())
     }
 
     /// After a record ending on a page boundary, the next one starts past
@@ -585,9 +594,12 @@ impl InsertPath {
     ) -> Result<Lsn, Error> {
         let mut remaining = header.len() + body.iter().map(|p| p.len()).sum::<usize>();
         let mut at = start;
-        let stream_every = self.stream_after.filter(|&n| remaining as u64 > n);
-        let mut stream_at = stream_every.map(|n| start.0 + n);
-        if stream_every.is_some() {
+        // (every, next due point) while this record streams.
+        let mut stream = self
+            .stream_after
+            .filter(|&n| remaining as u64 > n)
+            .map(|n| (n, start.0 + n));
+        if stream.is_some() {
             // So that a stream round for an earlier record never waits for
             // this one: a holder that advertised nothing may be anywhere.
             progress.advertise(self.advertisement(start));
@@ -600,11 +612,11 @@ impl InsertPath {
                 if room == 0 {
                     // `at` is the next page's start: continue the record there.
                     let page = at;
-                    if let (Some(every), Some(due)) = (stream_every, stream_at) {
-                        if page.0 >= due {
+                    if let Some((every, due)) = &mut stream {
+                        if page.0 >= *due {
                             progress.advertise(page);
                             self.background.stream(page);
-                            stream_at = Some(page.0 + every);
+                            *due = page.0 + *every;
                         }
                     }
                     at = Lsn(page.0 + self.seg.page_header_size(page));
