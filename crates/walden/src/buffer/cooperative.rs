@@ -54,7 +54,10 @@
 //! A failed eviction (only possible once the log is poisoned: nothing is
 //! written out after) still initialises the claimed page, whose old bytes
 //! can then never reach disk, so no thread waits forever for the claim;
-//! the error is returned.
+//! the error is returned. Before it fails, the eviction waits out a write
+//! that took the write lock before the poison (`Writer::write`): such a
+//! write could still be reading the slot, and would put the new page's
+//! bytes over the old page's acknowledged ones in its file.
 
 use std::time::Duration;
 

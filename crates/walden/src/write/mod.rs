@@ -339,7 +339,16 @@ impl Writer {
         more: impl Fn() -> Lsn,
     ) -> Result<Lsn, WriteError> {
         if caller == Caller::Eviction {
-            self.check()?;
+            if let Err(e) = self.check() {
+                // The caller re-initialises the ring slot this eviction was
+                // to free even though it failed (cooperative page init, so
+                // that no thread waits forever for that claim). A write that
+                // took the lock before the poison may still be reading that
+                // slot; taking the lock once waits it out, and every later
+                // write sees the poison under the lock and writes nothing.
+                drop(self.lock_for(caller));
+                return Err(e);
+            }
             if self.written() >= target {
                 return Ok(self.written());
             }

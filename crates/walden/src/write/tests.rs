@@ -70,6 +70,38 @@ fn after_a_poison_nothing_is_written_or_reported_durable() {
     assert_eq!(writer.stats().writes, 0);
 }
 
+/// A failed eviction lets its caller re-initialise the ring slot it was to
+/// free (cooperative page init): it must first wait out a write that took
+/// the write lock before the poison and may still be reading that slot.
+#[test]
+fn a_failed_eviction_waits_out_a_write_that_took_the_lock_before_the_poison() {
+    use std::sync::atomic::AtomicBool;
+    let rig = WriterRig::new(4, 0, SyncMethod::OpenDatasync, true).unwrap();
+    let writer = &rig.writer;
+    // A write in flight holds the write lock, as `write_locked` does.
+    let in_flight = writer.lock_for(Caller::Flush);
+    writer.poison();
+    let returned = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let end = Lsn(rig.start.0 + PAGE_SIZE);
+            let evicted = writer.write(&rig.ring, &rig.files, end, Caller::Eviction, || end);
+            assert!(matches!(evicted, Err(WriteError::Poisoned)), "{evicted:?}");
+            returned.store(true, Ordering::SeqCst);
+        });
+        // Until the eviction has returned or queued for the write lock.
+        while !returned.load(Ordering::SeqCst) && writer.state.waiting().1 == 0 {
+            std::thread::yield_now();
+        }
+        assert!(
+            !returned.load(Ordering::SeqCst),
+            "the failed eviction returned while a write held the write lock"
+        );
+        drop(in_flight);
+    });
+    assert!(returned.load(Ordering::SeqCst));
+}
+
 #[test]
 fn direct_io_writes_whole_pages_and_rewrites_a_partial_one() {
     // Two pages before the ring's end, so the second write also wraps.
