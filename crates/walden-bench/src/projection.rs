@@ -13,10 +13,10 @@ use crate::design::global_line_transfers;
 use crate::mix::MixResult;
 
 /// A machine class of the many-core projection.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct MachineClass {
     /// Its description.
-    pub name: &'static str,
+    pub name: String,
     /// Cores inserting at once.
     pub cores: usize,
     /// Assumed time to move one contended cache line between its cores, ns
@@ -24,32 +24,34 @@ pub struct MachineClass {
     pub line_transfer_ns: Option<f64>,
 }
 
-/// The projection's machine classes. The transfer times of the many-core
-/// classes are assumptions of the usual order of published core-to-core
-/// latencies (tens of ns within a socket, ~2-3x that across sockets), not
-/// measurements: a device run replaces them.
-pub const MACHINE_CLASSES: [MachineClass; 4] = [
-    MachineClass {
-        name: "this machine (2 vCPUs, measured)",
-        cores: 2,
-        line_transfer_ns: None,
-    },
-    MachineClass {
-        name: "16 cores, one socket",
-        cores: 16,
-        line_transfer_ns: Some(70.0),
-    },
-    MachineClass {
-        name: "64 cores, one socket",
-        cores: 64,
-        line_transfer_ns: Some(100.0),
-    },
-    MachineClass {
-        name: "480 vCPUs, two sockets (seed 003's E6)",
-        cores: 480,
-        line_transfer_ns: Some(200.0),
-    },
-];
+/// The CPUs this process may use (`std::thread::available_parallelism`;
+/// 1 where it cannot tell): the measuring machine's row of the projection.
+pub fn this_machine_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The projection's machine classes: first the machine that measured, with
+/// its `cores` CPUs and its line transfer time measured in the run; then the
+/// many-core classes, whose transfer times are assumptions of the usual order
+/// of published core-to-core latencies (tens of ns within a socket, ~2-3x
+/// that across sockets), not measurements: a device run replaces them.
+pub fn machine_classes(cores: usize) -> [MachineClass; 4] {
+    let assumed = |name: &str, cores, ns| MachineClass {
+        name: name.to_owned(),
+        cores,
+        line_transfer_ns: Some(ns),
+    };
+    [
+        MachineClass {
+            name: format!("this machine ({cores} CPUs, measured)"),
+            cores,
+            line_transfer_ns: None,
+        },
+        assumed("16 cores, one socket", 16, 70.0),
+        assumed("64 cores, one socket", 64, 100.0),
+        assumed("480 vCPUs, two sockets (seed 003's E6)", 480, 200.0),
+    ]
+}
 
 /// The projected ceiling of one design on one machine class.
 #[derive(Clone, Debug, Serialize)]
@@ -58,7 +60,7 @@ pub struct MixProjection {
     #[serde(serialize_with = "crate::serde_display")]
     pub design: ReservationKind,
     /// The machine class.
-    pub machine: &'static str,
+    pub machine: String,
     /// Its cores.
     pub cores: usize,
     /// Measured: records/s of one thread (mix suite, no sync).
@@ -75,9 +77,9 @@ pub struct MixProjection {
 }
 
 /// The many-core projection of algorithms.md §10 for each design in the
-/// mix results (one-thread, unsynced rates), with this machine's measured
-/// cache-line transfer time `line_transfer_ns`.
-pub fn project_mix(mix: &[MixResult], line_transfer_ns: f64) -> Vec<MixProjection> {
+/// mix results (one-thread, unsynced rates), with the measuring machine's
+/// `cores` and cache-line transfer time `line_transfer_ns`.
+pub fn project_mix(mix: &[MixResult], line_transfer_ns: f64, cores: usize) -> Vec<MixProjection> {
     let mut out = Vec::new();
     for design in ReservationKind::ALL {
         let Some(one) = mix.iter().find(|m| {
@@ -89,7 +91,7 @@ pub fn project_mix(mix: &[MixResult], line_transfer_ns: f64) -> Vec<MixProjectio
         };
         let r1 = one.figures.records_per_sec;
         let c_g = global_line_transfers(design);
-        for class in MACHINE_CLASSES {
+        for class in machine_classes(cores) {
             let t_x = class.line_transfer_ns.unwrap_or(line_transfer_ns);
             let parallel = class.cores as f64 * r1;
             let serial = 1e9 / (c_g * t_x);
@@ -116,7 +118,7 @@ pub struct ReservationProjection {
     #[serde(serialize_with = "crate::serde_display")]
     pub reservation: ReservationKind,
     /// The machine class.
-    pub machine: &'static str,
+    pub machine: String,
     /// Its cores.
     pub cores: usize,
     /// Measured on this machine: the serialized step's time, one thread.
@@ -124,7 +126,7 @@ pub struct ReservationProjection {
     /// `c_g`, counted.
     pub global_line_transfers: f64,
     /// `t_x(N)` used, ns: measured for this machine, assumed for the others
-    /// (see [`MACHINE_CLASSES`]).
+    /// (see [`machine_classes`]).
     pub line_transfer_ns: f64,
     /// Projected: reservations per second, millions.
     pub projected_mops: f64,
@@ -133,15 +135,17 @@ pub struct ReservationProjection {
 }
 
 /// The projection of `reservation` whose serialized step takes
-/// `serialized_ns` here, with this machine's measured line transfer time.
+/// `serialized_ns` here, with this machine's `cores` and measured line
+/// transfer time.
 pub fn project_reservation(
     reservation: ReservationKind,
     serialized_ns: f64,
     measured_line_transfer_ns: f64,
+    cores: usize,
 ) -> Vec<ReservationProjection> {
     let c_g = global_line_transfers(reservation);
-    MACHINE_CLASSES
-        .iter()
+    machine_classes(cores)
+        .into_iter()
         .map(|class| {
             let t_x = class.line_transfer_ns.unwrap_or(measured_line_transfer_ns);
             let per_record = serialized_ns.max(c_g * t_x);
@@ -177,7 +181,7 @@ mod tests {
         ] {
             assert_eq!(global_line_transfers(r), c_g, "{r}");
             assert_eq!(shared_writes(r).global_line_transfers, c_g, "{r}");
-            assert!(project_reservation(r, 1.0, 1.0)
+            assert!(project_reservation(r, 1.0, 1.0, 2)
                 .iter()
                 .all(|p| p.global_line_transfers == c_g));
         }
@@ -185,12 +189,12 @@ mod tests {
 
     #[test]
     fn the_projection_takes_the_larger_of_the_two_bounds() {
-        let rows = project_reservation(ReservationKind::Spinlock, 30.0, 40.0);
-        assert_eq!(rows.len(), MACHINE_CLASSES.len());
+        let rows = project_reservation(ReservationKind::Spinlock, 30.0, 40.0, 2);
+        assert_eq!(rows.len(), machine_classes(2).len());
         // This machine: 2 transfers of 40 ns beat 30 ns of work.
         assert!((rows[0].projected_mops - 1e3 / 80.0).abs() < 1e-9);
         assert!(rows[0].line_bound);
-        let rows = project_reservation(ReservationKind::Unlinked, 50.0, 40.0);
+        let rows = project_reservation(ReservationKind::Unlinked, 50.0, 40.0, 2);
         assert!((rows[0].projected_mops - 1e3 / 50.0).abs() < 1e-9);
         assert!(!rows[0].line_bound);
     }
@@ -209,8 +213,8 @@ mod tests {
 
     #[test]
     fn the_projection_is_bounded_by_cores_or_by_the_shared_line() {
-        let rows = project_mix(&[one_thread_mix(Design::ALL[0], 1e6)], 50.0);
-        assert_eq!(rows.len(), MACHINE_CLASSES.len());
+        let rows = project_mix(&[one_thread_mix(Design::ALL[0], 1e6)], 50.0, 2);
+        assert_eq!(rows.len(), machine_classes(2).len());
         // 2 cores x 1 M/s = 2 M/s < 1 / (2 x 50 ns) = 10 M/s.
         assert_eq!(rows[0].projected_records_per_sec, 2e6);
         assert!(!rows[0].serial_bound);
@@ -226,10 +230,10 @@ mod tests {
             .iter()
             .map(|&d| one_thread_mix(d, 1e6))
             .collect();
-        let rows = project_mix(&mix, 50.0);
+        let rows = project_mix(&mix, 50.0, 2);
         for r in ReservationKind::ALL {
             let summary = rows.iter().find(|p| p.design == r).unwrap();
-            let reserve = &project_reservation(r, 10.0, 50.0)[0];
+            let reserve = &project_reservation(r, 10.0, 50.0, 2)[0];
             assert_eq!(
                 summary.global_line_transfers, reserve.global_line_transfers,
                 "{r}"
@@ -247,5 +251,21 @@ mod tests {
         assert!((ceiling(ReservationKind::PrevLinkTable) - 5e6).abs() < 1.0);
         assert!((ceiling(ReservationKind::PrevLinkInBuffer) - 5e6).abs() < 1.0);
         assert!((ceiling(ReservationKind::Spinlock) - 2.5e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn the_measuring_machine_row_names_and_uses_its_cpu_count() {
+        for cores in [2, 16] {
+            let label = format!("this machine ({cores} CPUs, measured)");
+            let reserve = &project_reservation(ReservationKind::Spinlock, 30.0, 40.0, cores)[0];
+            assert_eq!(reserve.machine, label);
+            assert_eq!(reserve.cores, cores);
+            let mix = &project_mix(&[one_thread_mix(Design::ALL[0], 1e6)], 50.0, cores)[0];
+            assert_eq!(mix.machine, label);
+            // Bounded by cores x 1 M/s below the shared line's 10 M/s.
+            let by_cores = cores as f64 * 1e6;
+            assert_eq!(mix.projected_records_per_sec, by_cores.min(10e6));
+        }
+        assert!(this_machine_cores() >= 1);
     }
 }

@@ -19,7 +19,7 @@ use crate::error::BenchError;
 use crate::limits::Probe;
 use crate::machine::Machine;
 use crate::plot::short_number;
-use crate::projection::project_mix;
+use crate::projection::{project_mix, this_machine_cores};
 
 use crate::units::{bytes_rate, size};
 use ratios::{insert_ratios, limit_fractions, peer_ratios, pg_ratios, LimitFraction};
@@ -66,7 +66,7 @@ pub fn summarize(dir: &Path) -> Result<(), BenchError> {
         "limit_fractions": limit_fractions(&results),
         "insert_ratios": insert_ratios(&results.insert),
         "postgres_ratios": pg_ratios(&results.pg_workloads, &results.postgres),
-        "projection": line_ns.map(|ns| project_mix(&results.mix, ns)),
+        "projection": line_ns.map(|ns| project_mix(&results.mix, ns, measured_cores(&results))),
         "charts": charts,
     });
     let path = dir.join("summary.json");
@@ -80,6 +80,15 @@ pub fn summarize(dir: &Path) -> Result<(), BenchError> {
 }
 
 /// The summary as Markdown tables (what docs/performance.md quotes).
+/// The cores of the machine that measured `r` (this one's where the run
+/// did not record them).
+fn measured_cores(r: &Results) -> usize {
+    r.machine
+        .as_ref()
+        .and_then(|m| m.cores)
+        .unwrap_or_else(this_machine_cores)
+}
+
 fn summary_markdown(r: &Results, charts: &[String]) -> String {
     let mut md = String::new();
     // Writing into a String cannot fail.
@@ -155,7 +164,7 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
         line(String::new());
         line("| design | machine | cores | c_g | t_x ns | projected records/s | bound by |".into());
         line("|---|---|---:|---:|---:|---:|---|".into());
-        for p in project_mix(&r.mix, t_x.ns_per_op) {
+        for p in project_mix(&r.mix, t_x.ns_per_op, measured_cores(r)) {
             line(format!(
                 "| {} | {} | {} | {} | {:.0} | {} | {} |",
                 p.design,

@@ -15,7 +15,7 @@ use crate::error::BenchError;
 use crate::fresh_wal::CUT_SHORT_NOTE;
 use crate::limits::{self, Probe};
 use crate::measure::SliceSettings;
-use crate::projection::{project_reservation, ReservationProjection};
+use crate::projection::{project_reservation, this_machine_cores, ReservationProjection};
 use crate::reserve::insert::{self, InsertCase, InsertResult};
 use crate::reserve::micro::{self, MicroCase, MicroResult};
 use indicatif::ProgressBar;
@@ -242,9 +242,10 @@ fn summarise(
         &std::env::temp_dir(),
         Duration::from_millis(300),
     )?;
+    let cores = this_machine_cores();
     let projection = serialized
         .iter()
-        .flat_map(|&(reservation, ns)| project_reservation(reservation, ns, line.ns_per_op))
+        .flat_map(|&(reservation, ns)| project_reservation(reservation, ns, line.ns_per_op, cores))
         .collect();
     Ok(Summary {
         designs,
