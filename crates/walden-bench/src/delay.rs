@@ -89,6 +89,10 @@ impl Storage for DelayStorage {
         self.inner.create_dir_all(dir)
     }
 
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.remove_dir(dir)
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.inner.exists(path)
     }
@@ -181,5 +185,17 @@ mod tests {
         let mut back = [0u8; 300];
         dsync.read_exact_at(&mut back, 0).unwrap();
         assert_eq!(back, [2; 300]);
+    }
+
+    #[test]
+    fn directories_are_removed_through_it() {
+        // A failed `Wal::create` removes the directories it made through
+        // `remove_dir`; the trait's default refuses and would leave them.
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("wal");
+        let s = DelayStorage::new(Arc::new(FsStorage), Duration::from_millis(1));
+        s.create_dir_all(&made).unwrap();
+        s.remove_dir(&made).unwrap();
+        assert!(!made.exists());
     }
 }

@@ -199,6 +199,12 @@ impl Storage for CrashPointStorage {
         FsStorage.create_dir_all(dir)
     }
 
+    /// Not a crash point: only a failed create removes a directory, and
+    /// the sweep crashes at the calls of a create that succeeds.
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        FsStorage.remove_dir(dir)
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         FsStorage.exists(path)
     }

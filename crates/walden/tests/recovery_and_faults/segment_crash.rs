@@ -119,6 +119,11 @@ impl Storage for CrashingStorage {
         FsStorage::new().create_dir_all(dir)
     }
 
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        self.step("remove_dir", name(dir))?;
+        FsStorage::new().remove_dir(dir)
+    }
+
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.step("exists", name(path))?;
         FsStorage::new().exists(path)

@@ -36,6 +36,9 @@ impl<H: OpenHook> Storage for HookedFs<H> {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         FsStorage.create_dir_all(dir)
     }
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        FsStorage.remove_dir(dir)
+    }
     fn exists(&self, path: &Path) -> io::Result<bool> {
         FsStorage.exists(path)
     }
