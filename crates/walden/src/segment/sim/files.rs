@@ -50,9 +50,7 @@ impl Storage for SimStorage {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
+        self.op(|s| {
             let ino = *s.entries.get(from).ok_or(io::ErrorKind::NotFound)?;
             if !s.dirs.contains(to.parent().unwrap_or(Path::new(""))) {
                 return Err(io::ErrorKind::NotFound.into());
@@ -74,9 +72,7 @@ impl Storage for SimStorage {
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
+        self.op(|s| {
             let ino = *s.entries.get(path).ok_or(io::ErrorKind::NotFound)?;
             s.denied(path)?;
             s.entries.remove(path);
@@ -91,9 +87,7 @@ impl Storage for SimStorage {
     }
 
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
+        self.op(|s| {
             if !s.dirs.contains(dir) {
                 return Err(io::ErrorKind::NotFound.into());
             }
@@ -106,9 +100,7 @@ impl Storage for SimStorage {
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
+        self.op(|s| {
             if !s.dirs.contains(dir) {
                 return Err(io::ErrorKind::NotFound.into());
             }
@@ -137,9 +129,7 @@ impl Storage for SimStorage {
     }
 
     fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
+        self.op(|s| {
             if s.entries.contains_key(dir) {
                 return Err(io::ErrorKind::AlreadyExists.into());
             }
@@ -160,9 +150,7 @@ impl Storage for SimStorage {
     }
 
     fn remove_dir(&self, dir: &Path) -> io::Result<()> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
+        self.op(|s| {
             if !s.dirs.contains(dir) {
                 return Err(io::ErrorKind::NotFound.into());
             }
@@ -177,11 +165,7 @@ impl Storage for SimStorage {
     }
 
     fn exists(&self, path: &Path) -> io::Result<bool> {
-        let mut s = self.lock();
-        let boot = s.boot;
-        s.op(boot, |s| {
-            Ok(s.entries.contains_key(path) || s.dirs.contains(path))
-        })
+        self.op(|s| Ok(s.entries.contains_key(path) || s.dirs.contains(path)))
     }
 
     /// In memory ([`LockTable`](crate::segment::LockTable)), not counted

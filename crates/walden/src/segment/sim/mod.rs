@@ -246,6 +246,15 @@ impl SimStorage {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Runs one storage operation in the current boot ([`SimState::op`]:
+    /// refused while the power is off, counted, and where a planned power
+    /// cut falls, applied or not before the power goes).
+    fn op<T>(&self, apply: impl FnOnce(&mut SimState) -> io::Result<T>) -> io::Result<T> {
+        let mut s = self.lock();
+        let boot = s.boot;
+        s.op(boot, apply)
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> SimStats {
         self.lock().stats
