@@ -643,9 +643,7 @@ impl Writer {
             st.stats.count_write(bytes, caller);
             self.metrics.write(bytes);
             if self.method.sync_on_write() {
-                let took = started.elapsed();
-                st.stats.count_sync(took);
-                self.metrics.sync(took);
+                self.count_sync(&mut st.stats, started);
             }
             pos = end;
             // Release: publishes that the ring slots below `pos` are free
@@ -704,13 +702,19 @@ impl Writer {
                 source,
             });
         }
-        let took = started.elapsed();
-        sync.stats.count_sync(took);
-        self.metrics.sync(took);
+        self.count_sync(&mut sync.stats, started);
         // Release: the bytes below `upto` are durable now. An RMW so that
         // `flushed` never goes back.
         self.flushed.fetch_max(upto.0, Ordering::Release);
         Ok(true)
+    }
+
+    /// Counts a sync (or a write that was one) that began at `started`, in
+    /// `stats` and in the metrics alike.
+    fn count_sync(&self, stats: &mut WriterStats, started: Instant) {
+        let took = started.elapsed();
+        stats.count_sync(took);
+        self.metrics.sync(took);
     }
 
     /// Counts a flush call that found its data durable without making it
