@@ -424,7 +424,9 @@ mod tests {
         std::thread::scope(|s| {
             let inserter = s.spawn(|| {
                 ATTEMPT_WALK.with(|c| c.set((0, 1)));
-                slots.acquire(SlotChoice::Attempts(k)).index
+                slots
+                    .acquire(SlotChoice::Attempts(u32::try_from(k).expect("a small k")))
+                    .index
             });
             let parked = || slots.slots.iter().any(|s| s.waiters.parked() > 0);
             while !parked() && !inserter.is_finished() {
