@@ -289,7 +289,7 @@ fn a_weakened_advance_fence_is_caught() {
 
 /// The counter's CAS without Release: a thread that sees the prefix pass
 /// a page another thread initialised touches the page without seeing its
-/// initialisation. Found after about 9 s of exploration on the 2-core
+/// initialisation. Found after 8–9 s of exploration on the 2-core
 /// machine (loaded); the other models do not reach it at this bound.
 #[test]
 #[should_panic(expected = "Causality violation")]
