@@ -397,6 +397,9 @@ fn a_panic_inside_the_critical_section_aborts_the_process() {
             "--nocapture",
         ])
         .env(ABORT_CHILD_DIR, dir.path())
+        // A core dump of the abort, where the system writes one, lands in
+        // the log's directory and goes with it.
+        .current_dir(dir.path())
         .output()
         .expect("the child runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
