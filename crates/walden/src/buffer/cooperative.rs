@@ -64,6 +64,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::lsn::{Lsn, PAGE_SIZE};
+use crate::sync::mutant::{self, Mutant};
 use crate::sync::{fence, AtomicU64, Ordering, StuckOn, WaitQueue, Watchdog};
 
 use super::BufferRing;
@@ -207,7 +208,10 @@ impl CooperativeInit {
         // ordered before the counter read in the CAS below, against the
         // fence between a counter CAS and the slot-word read in the loop
         // (store buffering, module docs).
-        fence(Ordering::SeqCst);
+        fence(mutant::fence_order(
+            Mutant::InitPublishFenceWeakened,
+            Ordering::SeqCst,
+        ));
         let mut at = page.0;
         // SeqCst (⊇ Release) on success: a waiter that reads the counter
         // with Acquire sees every page below it initialised (ours directly,
@@ -218,12 +222,20 @@ impl CooperativeInit {
         // docs) or past us.
         while self
             .initialized_upto
-            .compare_exchange(at, at + PAGE_SIZE, Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(
+                at,
+                at + PAGE_SIZE,
+                mutant::order(Mutant::InitAdvanceRelaxed, Ordering::SeqCst),
+                Ordering::Relaxed,
+            )
             .is_ok()
         {
             at += PAGE_SIZE;
             // SeqCst fence: the other half of the store-buffering pair above.
-            fence(Ordering::SeqCst);
+            fence(mutant::fence_order(
+                Mutant::InitAdvanceFenceWeakened,
+                Ordering::SeqCst,
+            ));
             if !ring.holds(Lsn(at)) {
                 break;
             }
@@ -236,7 +248,10 @@ impl CooperativeInit {
         let mut watchdog = Watchdog::new(self.stuck_wait);
         // SeqCst (⊇ Acquire): pairs with the CASes in `advance_from`, so the
         // pages below are visible; the WaitQueue contract's reading side.
-        let initialized = || self.initialized_upto.load(Ordering::SeqCst);
+        let initialized = || {
+            self.initialized_upto
+                .load(mutant::order(Mutant::InitWaitRelaxed, Ordering::SeqCst))
+        };
         self.advanced
             .wait_until(|| initialized() >= upto, &mut watchdog)
             .unwrap_or_else(|_| {

@@ -8,7 +8,11 @@
 
 use crate::lsn::Lsn;
 use crate::sync::backoff::{Backoff, Policy};
+use crate::sync::mutant::{self, Mutant};
 use std::sync::atomic::Ordering;
+
+#[cfg(all(test, loom))]
+mod loom_model;
 
 /// A 32-bit atomic: std's over buffer memory, loom's in the models.
 pub trait Atomic32 {
@@ -58,14 +62,19 @@ impl<'a, A: Atomic32> LinkCell<'a, A> {
         // Relaxed: published by the Release store of the low half.
         self.high.store((prev.0 >> 32) as u32, Ordering::Relaxed);
         // Release: makes the high half visible to a reader that sees this.
-        self.low.store(prev.0 as u32, Ordering::Release);
+        self.low.store(
+            prev.0 as u32,
+            mutant::order(Mutant::LinkPublishRelaxed, Ordering::Release),
+        );
     }
 
     /// The prev-link if it has been written.
     pub fn take(&self) -> Option<Lsn> {
         // Acquire: pairs with the Release in publish; the high half read
         // after it is then the one written before it.
-        let low = self.low.load(Ordering::Acquire);
+        let low = self
+            .low
+            .load(mutant::order(Mutant::LinkTakeRelaxed, Ordering::Acquire));
         if low == 0 {
             return None;
         }
@@ -102,38 +111,5 @@ mod tests {
         assert_eq!(cell.wait(|| Err("poisoned")), Err("poisoned"));
         cell.publish(Lsn(0x3_0000_2018));
         assert_eq!(cell.wait(|| Err("unused")), Ok(Lsn(0x3_0000_2018)));
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::sync::{thread, Arc, AtomicU32};
-
-    fn cell(cells: &[(AtomicU32, AtomicU32); 2], i: usize) -> LinkCell<'_, AtomicU32> {
-        LinkCell::new(&cells[i].0, &cells[i].1)
-    }
-
-    /// Three records in a row: the first inserter publishes the second's
-    /// link, which waits for it and then publishes the third's. Every
-    /// link arrives whole (both halves), whatever the interleaving.
-    #[test]
-    fn links_hand_over_whole_along_a_chain() {
-        loom::model(|| {
-            let cells: Arc<[(AtomicU32, AtomicU32); 2]> = Arc::new([
-                (AtomicU32::new(0), AtomicU32::new(0)),
-                (AtomicU32::new(0), AtomicU32::new(0)),
-            ]);
-            let (c2, c3) = (cells.clone(), cells.clone());
-            let second = thread::spawn(move || {
-                let prev = cell(&c2, 0).wait(|| Ok::<(), ()>(())).unwrap();
-                cell(&c2, 1).publish(Lsn(0x2_0000_0040));
-                prev
-            });
-            let third = thread::spawn(move || cell(&c3, 1).wait(|| Ok::<(), ()>(())).unwrap());
-            cell(&cells, 0).publish(Lsn(0x1_0000_0018));
-            assert_eq!(second.join().unwrap(), Lsn(0x1_0000_0018));
-            assert_eq!(third.join().unwrap(), Lsn(0x2_0000_0040));
-        });
     }
 }

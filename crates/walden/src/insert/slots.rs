@@ -409,6 +409,58 @@ mod tests {
         assert_eq!(slots.stats().waits, 0, "no acquisition blocked");
     }
 
+    /// `Attempts(k)` makes `k` conditional tries in all, as seed 000's
+    /// patch, then blocks on the next slot along its walk: on 4 slots with
+    /// slots `0..=k` held (the test holds them) and a thread walking from
+    /// slot 0 by stride 1, the thread parks on slot `k` (after failing
+    /// `0..k`) and leaves the free slots above `k` alone; once the test
+    /// releases slot `k` it gets that slot, and its acquisition is counted
+    /// as the one wait.
+    fn attempts_tries_k_slots_then_blocks_on_the_next(k: usize) {
+        let slots = SlotArray::new(4);
+        for i in 0..=k {
+            assert!(slots.try_lock(i), "slot {i} free at first");
+        }
+        std::thread::scope(|s| {
+            let inserter = s.spawn(|| {
+                ATTEMPT_WALK.with(|c| c.set((0, 1)));
+                slots
+                    .acquire(SlotChoice::Attempts(u32::try_from(k).expect("a small k")))
+                    .index
+            });
+            let parked = || slots.slots.iter().any(|s| s.waiters.parked() > 0);
+            while !parked() && !inserter.is_finished() {
+                std::thread::yield_now();
+            }
+            assert!(
+                !inserter.is_finished(),
+                "Attempts({k}) took a slot past the {k} it may try"
+            );
+            assert_eq!(slots.slots[k].waiters.parked(), 1, "parked on slot {k}");
+            for free in k + 1..4 {
+                // Relaxed: the word's parity only; the inserter is parked.
+                let word = slots.slots[free].word.load(Ordering::Relaxed);
+                assert!(!is_held(word), "Attempts({k}) took slot {free}");
+            }
+            (0..=k).for_each(|i| slots.unlock(i));
+            let got = inserter.join().expect("the inserter panicked");
+            assert_eq!(got, k, "Attempts({k}) blocked on slot {k}");
+        });
+        assert_eq!(slots.stats().waits, 1, "one acquisition waited");
+    }
+
+    /// `Attempts(1)`: the current slot only, then a wait for the next.
+    #[test]
+    fn attempts_1_tries_its_slot_then_waits_for_the_next() {
+        attempts_tries_k_slots_then_blocks_on_the_next(1);
+    }
+
+    /// `Attempts(2)`: the current slot and exactly one other, then a wait.
+    #[test]
+    fn attempts_2_tries_one_other_slot_then_waits_for_the_next() {
+        attempts_tries_k_slots_then_blocks_on_the_next(2);
+    }
+
     /// Inserters choosing by `Attempts` and a thread taking every slot now
     /// and then never hold a slot together: each slot counts its holders.
     #[test]

@@ -357,6 +357,67 @@ fn a_flush_stuck_on_a_held_slot_reports_it() {
     }
 }
 
+/// Set (to the log's directory) in the child process of
+/// [`a_panic_inside_the_critical_section_aborts_the_process`].
+const ABORT_CHILD_DIR: &str = "WALDEN_TEST_ABORT_CHILD_DIR";
+
+/// A panic inside an insertion's critical section aborts the process, as
+/// PostgreSQL PANICs (seed 000's second revert: a wait there must never
+/// end in an orderly exit that leaves a reserved range unfilled). The test
+/// re-runs its own binary with only itself selected and
+/// [`ABORT_CHILD_DIR`] set; the child holds every insertion slot and
+/// inserts, so the insert's wait for a slot runs into the watchdog
+/// (`stuck_wait_timeout` 50 ms), which panics inside `CriticalSection`.
+/// The child must die of SIGABRT after the watchdog's report and the
+/// guard's message: not exit normally, nor fail by an unwound panic
+/// (libtest's exit code 101).
+#[test]
+fn a_panic_inside_the_critical_section_aborts_the_process() {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(dir) = std::env::var_os(ABORT_CHILD_DIR) {
+        let config = Config {
+            stuck_wait_timeout: Some(std::time::Duration::from_millis(50)),
+            ..Config::default()
+        };
+        let path = insert_path(Path::new(&dir), &config);
+        let _all = path.slots.acquire_all();
+        let inserted = path.insert(&Record::new(RMID, 0x10, data(100, 1)));
+        panic!("the insert returned ({inserted:?}) instead of aborting");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let test = module_path!()
+        .split_once("::")
+        .map(|(_crate, path)| path)
+        .expect("a module path inside the crate");
+    let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args([
+            "--exact",
+            &format!("{test}::a_panic_inside_the_critical_section_aborts_the_process"),
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(ABORT_CHILD_DIR, dir.path())
+        // A core dump of the abort, where the system writes one, lands in
+        // the log's directory and goes with it.
+        .current_dir(dir.path())
+        .output()
+        .expect("the child runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGABRT),
+        "the child ended with {:?}, not SIGABRT; its stderr: {stderr}",
+        out.status
+    );
+    for part in [
+        "insertion slot",
+        "to be released",
+        "panic inside a WAL insertion critical section; aborting",
+    ] {
+        assert!(stderr.contains(part), "{part} missing from: {stderr}");
+    }
+}
+
 /// With prev-links in the buffer, a record whose predecessor's inserter
 /// never writes its link (the test reserves that predecessor and leaves
 /// it) waits until `stuck_wait_timeout`, then panics naming the record.

@@ -3,8 +3,9 @@
 //! model must fail when it is weakened.
 //!
 //! At the site, the ordering is written `mutant::order(Mutant::X, o)`
-//! (or the CAS is guarded by `mutant::active(Mutant::X)`). In a normal build
-//! both are `const` and return `o` / `false`, so the code is exactly the
+//! (a fence's `mutant::fence_order(Mutant::X, o)`, weakened to AcqRel; or
+//! the CAS is guarded by `mutant::active(Mutant::X)`). In a normal build
+//! all are `const` and return `o` / `false`, so the code is exactly the
 //! unmutated code. Under `cfg(loom)` a model test selects a mutant for its
 //! own OS thread with [`with`] (loom runs every model thread on the test's
 //! OS thread, as coroutines), so one build of the models holds
@@ -46,12 +47,39 @@ pub(crate) enum Mutant {
     /// `HandoffLock::lock` with the hand-off on: ordinary lockers ignore
     /// the gate that keeps them from passing a waiting priority locker.
     HandoffGateSkipped,
+    /// `ReservedHead::reserve_switch`'s CAS on success: Release → Relaxed.
+    HeadSwitchRelaxed,
+    /// `LinkCell::publish`'s store of the low half: Release → Relaxed.
+    LinkPublishRelaxed,
+    /// `LinkCell::take`'s load of the low half: Acquire → Relaxed.
+    LinkTakeRelaxed,
+    /// `CooperativeInit::advance_from`'s fence between the page's
+    /// publication and the counter's CAS: SeqCst → AcqRel.
+    InitPublishFenceWeakened,
+    /// `CooperativeInit::advance_from`'s fence between a successful CAS of
+    /// the counter and the read of the next page's slot word: SeqCst →
+    /// AcqRel.
+    InitAdvanceFenceWeakened,
+    /// `CooperativeInit::advance_from`'s CAS of `initialized_upto` on
+    /// success: SeqCst → Relaxed.
+    InitAdvanceRelaxed,
+    /// `CooperativeInit::wait_initialized`'s load of `initialized_upto`:
+    /// SeqCst → Relaxed.
+    InitWaitRelaxed,
 }
 
 /// `o`, or Relaxed where mutant `m` is active.
 #[cfg(not(loom))]
 #[inline(always)]
 pub(crate) const fn order(_m: Mutant, o: Ordering) -> Ordering {
+    o
+}
+
+/// `o`, the ordering of a fence, or AcqRel where mutant `m` is active (a
+/// fence cannot be Relaxed).
+#[cfg(not(loom))]
+#[inline(always)]
+pub(crate) const fn fence_order(_m: Mutant, o: Ordering) -> Ordering {
     o
 }
 
@@ -73,6 +101,16 @@ std::thread_local! {
 pub(crate) fn order(m: Mutant, o: Ordering) -> Ordering {
     if active(m) {
         Ordering::Relaxed
+    } else {
+        o
+    }
+}
+
+/// `o`, the ordering of a fence, or AcqRel where mutant `m` is active.
+#[cfg(loom)]
+pub(crate) fn fence_order(m: Mutant, o: Ordering) -> Ordering {
+    if active(m) {
+        Ordering::AcqRel
     } else {
         o
     }

@@ -127,10 +127,12 @@ impl ReservedHead {
             let end = switch_end(seg, start, header_size)?;
             // Release on success: as in fetch_add. Relaxed on failure: we
             // only learn the newer head and retry from it.
-            match self
-                .pos
-                .compare_exchange_weak(start, end, Ordering::Release, Ordering::Relaxed)
-            {
+            match self.pos.compare_exchange_weak(
+                start,
+                end,
+                mutant::order(Mutant::HeadSwitchRelaxed, Ordering::Release),
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return Some((start, end)),
                 Err(now) => start = now,
             }

@@ -14,7 +14,7 @@ use crate::config::SlotChoice;
 use crate::insert::reserve::UnlinkedReserver;
 use crate::lsn::{Lsn, SegmentSize};
 use crate::sync::mutant::{self, Mutant};
-use crate::sync::{thread, Arc};
+use crate::sync::{thread, Arc, AtomicBool, Ordering};
 use loom::cell::UnsafeCell;
 
 /// Where the inserter's reservation starts.
@@ -128,6 +128,59 @@ fn a_relaxed_slot_release_is_caught() {
 #[should_panic(expected = "Causality violation")]
 fn a_relaxed_advertisement_is_caught() {
     mutant::with(Mutant::AdvertiseRelaxed, wait_for_inserts_model);
+}
+
+/// A switch takes every slot, reserves the rest of the segment through the
+/// real head (`reserve_switch`'s CAS) and copies its record, while a
+/// flusher that sees the switch's reservation waits for the insertions
+/// below its end: the slots it reads are then held (the CAS's Release
+/// publishes their acquisition), so it returns only after the copy.
+///
+/// The switcher also raises a flag, Relaxed (no synchronisation), once it
+/// has reserved, and the flusher reads the head only if it sees the flag:
+/// loom's partial-order reduction compares an access with the last one to
+/// its object only, and `reserve_switch` reads the head (Relaxed) before its
+/// CAS, so a flusher reading the head alone is never scheduled after the
+/// CAS; spinning on the head instead would yield, after which loom lets no
+/// load return a value this thread could see before (its progress rule),
+/// and the stale slot words the mutant allows would never be read.
+fn switch_model() {
+    loom::model(|| {
+        let m = Model::new(2);
+        let reserved_flag = Arc::new(AtomicBool::new(false));
+        let (m2, flag2) = (m.clone(), reserved_flag.clone());
+        let switcher = thread::spawn(move || {
+            let all = m2.slots.acquire_all();
+            m2.reserver.reserve_switch(SIZE).unwrap();
+            // Relaxed: a scheduling aid only (see above).
+            flag2.store(true, Ordering::Relaxed);
+            m2.write(0, 42);
+            m2.write(1, 43);
+            drop(all);
+        });
+        // Relaxed: as above.
+        if reserved_flag.load(Ordering::Relaxed) {
+            let reserved = m.reserver.reserved_end();
+            if reserved > START {
+                let end = Lsn(START + SIZE);
+                let finished = m.slots.wait_for_inserts(end, Lsn(reserved));
+                assert!(finished >= end, "{finished} below {end}");
+                assert_eq!((m.read(0), m.read(1)), (42, 43));
+            }
+        }
+        switcher.join().unwrap();
+    });
+}
+
+#[test]
+fn wait_for_inserts_never_passes_an_unfinished_switch() {
+    switch_model();
+}
+
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn a_relaxed_switch_reservation_is_caught() {
+    mutant::with(Mutant::HeadSwitchRelaxed, switch_model);
 }
 
 /// An inserter copies a record, releases its slot and takes it again for
