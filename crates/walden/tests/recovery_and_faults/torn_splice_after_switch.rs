@@ -6,7 +6,8 @@
 //! allowed (A's id differs from B's), and then a torn write right after one
 //! of B's records may expose one of K's records, whose id is B's. Recovery
 //! zeroes the rest of the segment after every switch record it reads, so
-//! what lies under B there is zeros (docs/reliability.md, "Recycling").
+//! what lies under B there is zeros (docs/reliability.md, "What the tests
+//! found and what changed").
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
