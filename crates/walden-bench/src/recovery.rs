@@ -44,14 +44,13 @@
 //!   [`Wal::insert_and_flush`].
 
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use std::os::unix::fs::FileExt;
-use std::sync::Arc;
-
-use walden::internals::{preview_recovery, ControlFile};
+use walden::internals::{preview_recovery, ControlFile, PAGE_SIZE};
 use walden::{
     Config, FsStorage, Lsn, ReadError, ReaderOptions, Record, RecoveryMode, SegmentSize,
     SyncMethod, Wal, WalReader,
@@ -219,7 +218,7 @@ fn fresh_start(dir: &Path, config: &Config) -> Result<(Duration, Duration), Benc
             .open(&path)
             .map_err(BenchError::io(what.clone()))?;
         let zeros = vec![0u8; 1 << 20];
-        let mut at = seg.offset(end).next_multiple_of(8192);
+        let mut at = seg.offset(end).next_multiple_of(PAGE_SIZE);
         while at < seg.bytes() {
             let n = (seg.bytes() - at).min(zeros.len() as u64);
             file.write_all_at(&zeros[..n as usize], at)

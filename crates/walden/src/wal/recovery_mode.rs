@@ -65,7 +65,7 @@ pub(super) struct Scan {
     pub(super) reason: Option<EndOfWalReason>,
     /// What was skipped, in LSN order.
     pub(super) skipped: Vec<SkippedWal>,
-    /// What each switch record kept swallowed: from its end to the end of
+    /// What each switch record read swallowed: from its end to the end of
     /// its segment, in LSN order.
     pub(super) swallowed: Vec<(Lsn, Lsn)>,
 }
