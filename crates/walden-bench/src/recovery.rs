@@ -26,13 +26,35 @@
 //!
 //! The two sync variants are measured, not offered: a sync cannot repair
 //! pages a failed writeback dropped before the crash (docs/reliability.md).
+//!
+//! Then the clean start after an unclean shutdown, timed until a first new
+//! record is durable, on two copies of one log closed half-way through a
+//! segment (the redo point at its end: nothing to rewrite):
+//!
+//! - **restart: switch (today)**: the copy marked unclean in its control
+//!   file (a crash right after the shutdown checkpoint): [`Wal::open`]
+//!   writes a switch record, the rest of the segment as zero pages, syncs,
+//!   and new records go to a fresh segment, which the preallocator must
+//!   prepare (recovery removed the later ones); then
+//!   [`Wal::insert_and_flush`];
+//! - **restart: zero the rest**: the other way, which the engine does not
+//!   offer, in bench code: zeros from the page after the end to the end of
+//!   its segment and an `fdatasync`, then [`Wal::open`] of the copy left
+//!   clean (no rewrite, no switch: it continues in that segment) and
+//!   [`Wal::insert_and_flush`].
 
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use walden::{Config, Lsn, ReadError, ReaderOptions, Record, SyncMethod, Wal, WalReader};
+use walden::internals::{preview_recovery, ControlFile, PAGE_SIZE};
+use walden::{
+    Config, FsStorage, Lsn, ReadError, ReaderOptions, Record, RecoveryMode, SegmentSize,
+    SyncMethod, Wal, WalReader,
+};
 
 use crate::error::BenchError;
 use crate::units::parse_size_arg;
@@ -88,12 +110,13 @@ pub fn run(args: &RecoveryArgs) -> Result<(), BenchError> {
     let bounded = tmp.path().join("bounded");
     let bounded_config = Config {
         max_wal_size: Some(args.max_wal_size),
-        ..config
+        ..config.clone()
     };
     bounded_config.validate()?;
     let bounded_since = crash_after_writing(&bounded, &bounded_config, args.wal_size)?;
     let bounded_end = timed(|| scan(&bounded, bounded_since))?.1;
     let bounded_open = timed(|| open(&bounded))?.0;
+    let (switch, zero) = fresh_start(&tmp.path().join("restart"), &config)?;
     let mib = |lsn: Lsn, from: Lsn| (lsn.0 - from.0) as f64 / (1 << 20) as f64;
     println!(
         "unclean open, {} MiB segments, page cache warm (a killed process):",
@@ -121,6 +144,9 @@ pub fn run(args: &RecoveryArgs) -> Result<(), BenchError> {
     for (case, wal, time) in rows {
         println!("  {case:<30} {wal:>8.1} MiB since the redo point  {time:>9.2?}");
     }
+    println!("after an unclean shutdown half-way through a segment, to the first durable record:");
+    println!("  {:<30} {switch:>9.2?}", "restart: switch (today)");
+    println!("  {:<30} {zero:>9.2?}", "restart: zero the rest");
     println!(
         "  (scan alone {scanned:.2?}; max_wal_size = {} MiB; the last log was written \
          with it, {} MiB in all)",
@@ -145,6 +171,80 @@ fn crash_after_writing(dir: &Path, config: &Config, bytes: u64) -> Result<Lsn, B
     let control = walden::internals::ControlFile::read(&walden::FsStorage, dir)
         .map_err(|e| wal_error("reading the control file")(e.into()))?;
     Ok(control.redo)
+}
+
+/// Times the two clean starts after an unclean shutdown on two copies of
+/// one log in `dir`, closed half-way through its second segment: one
+/// marked unclean (switch), one left clean (zero the rest). Returns
+/// (switch, zero the rest).
+fn fresh_start(dir: &Path, config: &Config) -> Result<(Duration, Duration), BenchError> {
+    let seg = SegmentSize::new(config.segment_size)
+        .map_err(|e| BenchError::from(walden::ConfigError::SegmentSize(e.0)))?;
+    let (unclean, clean) = (dir.join("unclean"), dir.join("clean"));
+    let record = Record::new(128, 0, vec![0x5a; 8000]);
+    let wal = Wal::create(&clean, config.clone()).map_err(wal_error("creating a log"))?;
+    let end = Lsn(seg.segment_start(2).0 + seg.bytes() / 2);
+    while wal.insert_position() < end {
+        wal.insert(&record).map_err(wal_error("inserting"))?;
+    }
+    wal.close().map_err(wal_error("closing"))?;
+    // A crash right after the shutdown checkpoint: the same files, the
+    // control file saying the log is open.
+    copy_synced(&clean, &unclean)?;
+    let control_error = |e: walden::ControlFileError| wal_error("control file")(e.into());
+    let mut control = ControlFile::read(&FsStorage, &unclean).map_err(control_error)?;
+    control.clean_shutdown = false;
+    control.write(&FsStorage, &unclean).map_err(control_error)?;
+
+    let reopen = |dir: &Path| {
+        let (wal, _) = Wal::open(dir, config.clone()).map_err(wal_error("opening"))?;
+        wal.insert_and_flush(&record)
+            .map_err(wal_error("inserting"))?;
+        Ok(wal)
+    };
+    let (switch, wal) = timed(|| reopen(&unclean))?;
+    wal.close().map_err(wal_error("closing"))?;
+    let (zero, wal) = timed(|| {
+        // The engine has no such mode: zeros from the page after the end
+        // to the end of the segment, synced, then a clean open, which
+        // continues in that segment.
+        let end = preview_recovery(Arc::new(FsStorage), &clean, RecoveryMode::default())
+            .map_err(wal_error("reading"))?
+            .end;
+        let path = clean.join(seg.file_name(1, seg.segno(end)));
+        let what = format!("zeroing {}", path.display());
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(BenchError::io(what.clone()))?;
+        let zeros = vec![0u8; 1 << 20];
+        let mut at = seg.offset(end).next_multiple_of(PAGE_SIZE);
+        while at < seg.bytes() {
+            let n = (seg.bytes() - at).min(zeros.len() as u64);
+            file.write_all_at(&zeros[..n as usize], at)
+                .map_err(BenchError::io(what.clone()))?;
+            at += n;
+        }
+        file.sync_data().map_err(BenchError::io(what))?;
+        reopen(&clean)
+    })?;
+    wal.close().map_err(wal_error("closing"))?;
+    Ok((switch, zero))
+}
+
+/// Copies the files of `from` into a new directory `to`, synced, so that
+/// no writeback of the copy lands in a timed sync.
+fn copy_synced(from: &Path, to: &Path) -> Result<(), BenchError> {
+    let what = format!("copying {} to {}", from.display(), to.display());
+    std::fs::create_dir(to).map_err(BenchError::io(what.clone()))?;
+    for entry in std::fs::read_dir(from).map_err(BenchError::io(what.clone()))? {
+        let entry = entry.map_err(BenchError::io(what.clone()))?;
+        let target = to.join(entry.file_name());
+        std::fs::copy(entry.path(), &target)
+            .and_then(|_| std::fs::File::open(&target)?.sync_all())
+            .map_err(BenchError::io(what.clone()))?;
+    }
+    Ok(())
 }
 
 /// Reads every record from `from` to the end of WAL; returns the end.

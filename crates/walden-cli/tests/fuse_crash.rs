@@ -12,12 +12,14 @@
 //! - `pg_waldump` reads a `postgres15` log from its first record to its last.
 //!
 //! The next run recovers the log and appends. Each format gets its own log,
-//! going round the sync methods (fdatasync, open_datasync, fsync) and the
-//! crash policies, with a random way of preparing segments and number of
+//! going round the I/O modes (fdatasync, open_datasync, fsync, and direct
+//! I/O with fdatasync and with open_datasync) and, independently, the crash
+//! policies, with a random way of preparing segments and number of
 //! segments kept ready ahead (0 to 2) per run.
 //!
 //! `WALDEN_FUSE_CYCLES` sets the crashes per format (default 70, 210 in
-//! all); `WALDEN_CRASH_LONG=1` is the long mode, 700 per format;
+//! all; every I/O mode meets every crash policy in 15); `WALDEN_CRASH_LONG=1`
+//! is the long mode, 700 per format;
 //! `WALDEN_CRASH_SEED` replays a run (the seed is printed). Needs FUSE
 //! (`/dev/fuse`, root): the test fails without it unless `WALDEN_SKIP_FUSE=1`.
 
@@ -39,8 +41,16 @@ use walden_testkit::{CrashFs, CrashPolicy};
 
 /// Segment size of the logs, in bytes (the smallest PostgreSQL allows).
 const SEGMENT_BYTES: u64 = 1 << 20;
-/// The sync methods each log goes round.
-const SYNC_METHODS: [&str; 3] = ["fdatasync", "open_datasync", "fsync"];
+/// The I/O modes each log goes round: a sync method, and whether segments
+/// are written with direct I/O (`--direct-io`: with `fdatasync` and with
+/// `open_datasync`, where PostgreSQL's `debug_io_direct = wal` is used).
+const IO_MODES: [(&str, bool); 5] = [
+    ("fdatasync", false),
+    ("open_datasync", false),
+    ("fsync", false),
+    ("fdatasync", true),
+    ("open_datasync", true),
+];
 /// The ways of preparing a segment (`--segment-prep`), one drawn per run.
 const SEGMENT_PREPS: [&str; 3] = ["zero-fill", "fallocate", "page-headers"];
 /// A log is started afresh after this many crashes, bounding its size.
@@ -114,8 +124,15 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// Starts `walden write` on `dir`, acknowledging into `acked`.
-fn start_writer(dir: &Path, acked: &Path, format: &str, sync: &str, rng: &mut Rng) -> Child {
+/// Starts `walden write` on `dir`, acknowledging into `acked`, syncing
+/// with `sync`, with direct I/O if `direct`.
+fn start_writer(
+    dir: &Path,
+    acked: &Path,
+    format: &str,
+    (sync, direct): (&str, bool),
+    rng: &mut Rng,
+) -> Child {
     // Flushing after every insert, or after every 16th: then buffer
     // evictions and the background writer write what no sync covers yet.
     let flush_every = if rng.coin() { "1" } else { "16" };
@@ -131,6 +148,7 @@ fn start_writer(dir: &Path, acked: &Path, format: &str, sync: &str, rng: &mut Rn
         .args(["--segment-size", &SEGMENT_BYTES.to_string()])
         .args(["--format", format, "--sync", sync])
         .args(["--seed", &rng.next_u64().to_string()])
+        .args(direct.then_some("--direct-io"))
         .arg("--acked")
         .arg(acked)
         .stdout(Stdio::null())
@@ -265,11 +283,15 @@ fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
             totals.acks += log.acks();
             log = Log::new(&mnt, tmp.path(), cycle / CYCLES_PER_LOG);
         }
-        let sync = SYNC_METHODS[cycle as usize % SYNC_METHODS.len()];
-        let policy = CrashPolicy::ALL[cycle as usize / SYNC_METHODS.len() % CrashPolicy::ALL.len()];
-        let context =
-            format!("{format}, crash {cycle} ({sync}, {policy:?}), WALDEN_CRASH_SEED={seed}");
-        let child = start_writer(&log.dir, &log.acked, format, sync, &mut rng);
+        // 5 modes and 3 policies: every pair in 15 consecutive cycles.
+        let io = IO_MODES[cycle as usize % IO_MODES.len()];
+        let policy = CrashPolicy::ALL[cycle as usize % CrashPolicy::ALL.len()];
+        let (sync, direct) = io;
+        let direct = if direct { ", direct I/O" } else { "" };
+        let context = format!(
+            "{format}, crash {cycle} ({sync}{direct}, {policy:?}), WALDEN_CRASH_SEED={seed}"
+        );
+        let child = start_writer(&log.dir, &log.acked, format, io, &mut rng);
         totals.runs_acking +=
             u32::from(stop_writer(child, &log.acked, &crashfs, &mut rng, &context));
         let report = crashfs.crash(policy, &mut rng).unwrap();
@@ -289,6 +311,12 @@ fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
     assert!(
         seen.file_syncs > 0 && seen.sync_writes > 0 && seen.dir_syncs > 0,
         "{seen:?}"
+    );
+    // `--direct-io` opens segments (and its probe) with O_DIRECT and
+    // writes them so.
+    assert!(
+        cycles < IO_MODES.len() as u32 || (seen.direct_opens > 0 && seen.direct_writes > 0),
+        "no O_DIRECT write reached the file system: {seen:?}"
     );
     crashfs.unmount().unwrap();
     totals

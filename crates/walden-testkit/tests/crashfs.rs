@@ -214,6 +214,7 @@ fn o_direct_writes_are_served_and_lost_without_a_sync() {
     file.write_all_at(&Page([5u8; 4096]).0, 0).unwrap();
     drop(file);
     assert_eq!(fs.activity().direct_opens, 1);
+    assert_eq!(fs.activity().direct_writes, 1);
     assert_eq!(fs::read(&path).unwrap(), vec![5u8; 4096]);
     fs.crash(CrashPolicy::LoseUnsynced, &mut Rng::new(2))
         .unwrap();

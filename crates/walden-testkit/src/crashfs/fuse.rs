@@ -32,6 +32,8 @@ pub(crate) struct Counters {
     pub(crate) dir_syncs: AtomicU64,
     /// Opens with `O_DIRECT`.
     pub(crate) direct_opens: AtomicU64,
+    /// Writes to files opened with `O_DIRECT`.
+    pub(crate) direct_writes: AtomicU64,
 }
 
 /// A power cut planned after a number of writes: from the cut on, every
@@ -313,6 +315,9 @@ impl Filesystem for CrashFsFuse {
         let sync = flags.0 & (libc::O_DSYNC | libc::O_SYNC) != 0;
         if sync {
             bump(&self.counters.sync_writes);
+        }
+        if flags.0 & libc::O_DIRECT != 0 {
+            bump(&self.counters.direct_writes);
         }
         match self
             .model()

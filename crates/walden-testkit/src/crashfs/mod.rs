@@ -34,8 +34,11 @@
 //! crash happens between a write and the sync that would have covered it.
 //!
 //! Inodes that no durable entry reaches after a crash are gone. O_DIRECT
-//! opens are served like others (FUSE without `FOPEN_DIRECT_IO` goes
-//! through the kernel's page cache); they are counted.
+//! opens are served like others, with no `FOPEN_DIRECT_IO` needed: FUSE
+//! (without writeback caching, which this mount does not ask for) sends
+//! every write to the file system before `write(2)` returns, O_DIRECT or
+//! not, and an O_DIRECT file's writes carry the flag. Both are counted, and
+//! an O_DIRECT write is, like any other, durable only once synced.
 //!
 //! Mounting needs `/dev/fuse` and the right to mount (root): the mount is
 //! made with `mount(2)` directly, no `fusermount3`.
@@ -143,6 +146,8 @@ pub struct Activity {
     pub dir_syncs: u64,
     /// Opens with `O_DIRECT`.
     pub direct_opens: u64,
+    /// Writes to files opened with `O_DIRECT`.
+    pub direct_writes: u64,
 }
 
 /// A mounted crash-simulating file system; unmounted when dropped.
@@ -262,6 +267,7 @@ impl CrashFs {
             file_syncs: get(&c.file_syncs),
             dir_syncs: get(&c.dir_syncs),
             direct_opens: get(&c.direct_opens),
+            direct_writes: get(&c.direct_writes),
         }
     }
 

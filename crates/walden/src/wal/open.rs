@@ -299,7 +299,7 @@ impl Wal {
         }
         let files = SegmentFiles::new(storage.clone(), dir, seg, control.timeline);
         files.remove_temp_files()?;
-        let (report, tail, overwrite, dropped) =
+        let (report, tail, overwrite, dropped, swallowed) =
             read_and_check(&files, &control, config.recovery_mode)?;
         let skipped = !report.skipped.is_empty();
         if let Some((from, to)) = dropped {
@@ -311,11 +311,11 @@ impl Wal {
             let mut from = control.redo.page_start();
             for skip in &report.skipped {
                 if let Some(resumed) = skip.resumed {
-                    rewrite_durably(&files, from, skip.from.page_start())?;
+                    rewrite_recovered(&files, from, skip.from.page_start(), &swallowed)?;
                     from = resumed.page_start();
                 }
             }
-            rewrite_durably(&files, from, tail.durable_end())?;
+            rewrite_recovered(&files, from, tail.durable_end(), &swallowed)?;
         }
         // After an unclean shutdown, in every format, new records start in a
         // segment no earlier incarnation wrote (docs/reliability.md).
@@ -482,6 +482,34 @@ impl Wal {
     }
 }
 
+/// Makes the WAL recovery read from `from` up to `to` durable: written back
+/// as found and synced ([`rewrite_durably`]), except what a switch record
+/// swallowed (`swallowed`: from its end to its segment's, in LSN order),
+/// which is zeroed and synced ([`erase_durably`]), as the writer wrote it.
+/// A crash may have kept a switch record but not its zero pages; the file
+/// then holds, after the switch, bytes of what it was before it was
+/// recycled, which a later recycling to a name with that generation's
+/// 16-bit id (`CompactWalId`) would let a torn write expose as valid
+/// records ([`crate::segment::may_recycle`] sees only the current name).
+fn rewrite_recovered(
+    files: &SegmentFiles,
+    from: Lsn,
+    to: Lsn,
+    swallowed: &[(Lsn, Lsn)],
+) -> Result<(), Error> {
+    let mut at = from;
+    for &(start, end) in swallowed
+        .iter()
+        .filter(|&&(start, end)| end > from && start < to)
+    {
+        rewrite_durably(files, at, start.max(at))?;
+        erase_durably(files, start.max(at), end)?;
+        at = end;
+    }
+    rewrite_durably(files, at, to)?;
+    Ok(())
+}
+
 /// Removes every segment file after segment `last`. After a crash, such a
 /// file holds at best bytes a previous incarnation of the log wrote past the
 /// end recovery found: writing new records over them would let a torn
@@ -502,8 +530,15 @@ fn pg_now(unix_secs: i64) -> i64 {
 
 /// What recovery found: the report, where the log goes on, the record cut
 /// off by the crash (its LSN and the page its continuation is missing
-/// from) and the range of a dropped batch to erase.
-type Scanned = (RecoveryReport, Tail, Option<(Lsn, Lsn)>, Option<(Lsn, Lsn)>);
+/// from), the range of a dropped batch to erase, and what each switch
+/// record read swallowed.
+type Scanned = (
+    RecoveryReport,
+    Tail,
+    Option<(Lsn, Lsn)>,
+    Option<(Lsn, Lsn)>,
+    Vec<(Lsn, Lsn)>,
+);
 
 /// What [`Wal::open`] of the log in `dir` with `mode` would find, without
 /// opening it: recovery's reading and checks alone, writing nothing and
@@ -559,6 +594,7 @@ fn scan(files: &SegmentFiles, control: &ControlFile, mode: RecoveryMode) -> Resu
         open_batch,
         mut stop,
         skipped,
+        swallowed,
         ..
     } = scanned;
     let mut last_good = reader.last_good();
@@ -608,7 +644,7 @@ fn scan(files: &SegmentFiles, control: &ControlFile, mode: RecoveryMode) -> Resu
         dropped_batch: dropped.map(|(marker, _)| marker),
         skipped,
     };
-    Ok((report, tail, overwrite, dropped))
+    Ok((report, tail, overwrite, dropped, swallowed))
 }
 
 impl Shared {

@@ -65,6 +65,9 @@ pub(super) struct Scan {
     pub(super) reason: Option<EndOfWalReason>,
     /// What was skipped, in LSN order.
     pub(super) skipped: Vec<SkippedWal>,
+    /// What each switch record read swallowed: from its end to the end of
+    /// its segment, in LSN order.
+    pub(super) swallowed: Vec<(Lsn, Lsn)>,
 }
 
 /// A reader of `files` from `start` on.
@@ -90,6 +93,7 @@ pub(super) fn read_to_end(
     let mut records = 0u64;
     let mut open_batch: Option<OpenBatch> = None;
     let mut skipped = Vec::new();
+    let mut swallowed = Vec::new();
     // The record reading resumed at, and the one read before it.
     let mut pending: Option<(WalRecord, Option<Lsn>)> = None;
     let (stop, reason) = loop {
@@ -103,6 +107,11 @@ pub(super) fn read_to_end(
         match read {
             Ok(Some(rec)) => {
                 records += 1;
+                if rec.header.rmid == RM_XLOG_ID
+                    && rec.header.info & XLR_RMGR_INFO_MASK == XLOG_SWITCH
+                {
+                    swallowed.push((rec.end, Lsn(rec.end.0.next_multiple_of(seg.bytes()))));
+                }
                 match &mut open_batch {
                     Some(b) => {
                         b.left -= 1;
@@ -163,6 +172,7 @@ pub(super) fn read_to_end(
         stop,
         reason,
         skipped,
+        swallowed,
     })
 }
 

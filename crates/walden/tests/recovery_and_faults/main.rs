@@ -15,3 +15,4 @@ mod recovery_modes;
 mod segment_crash;
 mod storage_faults;
 mod sync_failure;
+mod torn_splice_after_switch;
