@@ -132,10 +132,27 @@ impl<'b> Pending<'b> {
         let prefix = self.prefix();
         #[cfg(target_arch = "x86_64")]
         if let Some(sse42) = record_crc::Sse42::detect() {
-            return write_record(sse42, log, header, at, &prefix, self.data, out);
+            // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
+            return unsafe { write_record_sse42(sse42, log, header, at, &prefix, self.data, out) };
         }
         write_record(record_crc::AnyCpu, log, header, at, &prefix, self.data, out);
     }
+}
+
+/// [`write_record`] compiled with SSE4.2, so that [`record_crc::Sse42`]'s
+/// instructions are inlined into it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+fn write_record_sse42(
+    sse42: record_crc::Sse42,
+    log: RunLog,
+    header: &RecordHeader,
+    at: Lsn,
+    prefix: &MainDataHeader,
+    data: &[u8],
+    out: &mut [u8],
+) {
+    write_record(sse42, log, header, at, prefix, data, out);
 }
 
 #[cfg(test)]
