@@ -110,7 +110,13 @@ fn write_run<C: RecordCrc>(
             rmid: rec.rmid,
             crc: 0,
         };
-        write_record(crc, log, &header, at, &prefix, data, dst);
+        let rec = InPage {
+            header: &header,
+            at,
+            prefix: &prefix,
+            data,
+        };
+        write_record(crc, log, rec, dst);
         let end = Lsn(at.0 + size as u64);
         placed(RecordSpan { start: at, end });
         if log.keep_prev {
@@ -124,20 +130,26 @@ fn write_run<C: RecordCrc>(
     count
 }
 
-/// Writes the record with `header` (its prev-link filled) and the body
-/// `prefix` (a main-data header, or none) then `data` into `out`, its
-/// reserved bytes at `at` within one page: header, body and zero padding,
-/// every byte of `out`; its CRC from `crc`, over the sources.
+/// A record to write into its reserved bytes within one page: its header
+/// (its prev-link filled), where it starts, and its body: `prefix` (a
+/// main-data header, or none) then `data`.
+pub(super) struct InPage<'a> {
+    pub(super) header: &'a RecordHeader,
+    pub(super) at: Lsn,
+    pub(super) prefix: &'a MainDataHeader,
+    pub(super) data: &'a [u8],
+}
+
+/// Writes `rec` into `out`, its reserved bytes: header, body and zero
+/// padding, every byte of `out`; its CRC from `crc`, over the sources.
 #[inline(always)]
-pub(super) fn write_record<C: RecordCrc>(
-    crc: C,
-    log: RunLog,
-    header: &RecordHeader,
-    at: Lsn,
-    prefix: &MainDataHeader,
-    data: &[u8],
-    out: &mut [u8],
-) {
+pub(super) fn write_record<C: RecordCrc>(crc: C, log: RunLog, rec: InPage, out: &mut [u8]) {
+    let InPage {
+        header,
+        at,
+        prefix,
+        data,
+    } = rec;
     // The padding, fewer than 8 bytes, lies in the last 8 (a record
     // takes at least 16): zero them with one store, then copy the
     // record over the rest of them.
