@@ -61,7 +61,7 @@ pub(super) fn write_page_run(run: PageRun, placed: &mut impl FnMut(RecordSpan)) 
         // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
         return unsafe { write_page_run_sse42(sse42, run, placed) };
     }
-    write_run(record_crc::AnyCpu, run, placed)
+    write_run_in_format(record_crc::AnyCpu, run, placed)
 }
 
 /// [`write_run`] compiled with SSE4.2, so that [`record_crc::Sse42`]'s
@@ -73,7 +73,26 @@ fn write_page_run_sse42(
     run: PageRun,
     placed: &mut impl FnMut(RecordSpan),
 ) -> usize {
-    write_run(sse42, run, placed)
+    write_run_in_format(sse42, run, placed)
+}
+
+/// [`write_run`] with the run's format a constant in each of its three
+/// copies, so that the header's size and layout are not chosen per record.
+#[inline(always)]
+fn write_run_in_format<C: RecordCrc>(
+    crc: C,
+    run: PageRun,
+    placed: &mut impl FnMut(RecordSpan),
+) -> usize {
+    let in_format = |format| PageRun {
+        log: RunLog { format, ..run.log },
+        ..run
+    };
+    match run.log.format {
+        WalFormat::Postgres15 => write_run(crc, in_format(WalFormat::Postgres15), placed),
+        WalFormat::SelfLsn => write_run(crc, in_format(WalFormat::SelfLsn), placed),
+        WalFormat::CompactWalId => write_run(crc, in_format(WalFormat::CompactWalId), placed),
+    }
 }
 
 /// [`write_page_run`] with CRCs from `crc`.
