@@ -6,7 +6,8 @@ use super::{Record, RecordError};
 use crate::format::record::RECORD_HEADER_SIZE;
 use crate::lsn::maxalign;
 
-/// Records inserted together with [`crate::Wal::insert_batch`]: one
+/// Records inserted together with [`crate::Wal::insert_batch`] (or
+/// [`crate::Wal::insert_batch_end`], which returns only the end): one
 /// reservation for all of them and one pass copying them into the log, in
 /// order and with nothing between them; recovery keeps all of them or none.
 ///
