@@ -1,7 +1,8 @@
 //! The whole insert path per reservation design, non-durable: T threads
 //! insert records of one size into a fresh log (sync `None`), one at a
-//! time or in batches of B ([`walden::Wal::insert_batch`]: one reservation
-//! and one copy pass per batch), in time slices interleaved with the other
+//! time or in batches of B ([`walden::Wal::insert_batch_end`]: one
+//! reservation and one copy pass per batch; the spans are not wanted, so
+//! the call that collects none), in time slices interleaved with the other
 //! designs' so that a change in the shared machine's load falls on all
 //! alike.
 
@@ -35,7 +36,7 @@ pub struct InsertCase {
     /// are the same, `CompactWalId`'s 8 bytes smaller).
     pub record_bytes: usize,
     /// Records per insert call: 1 inserts each alone (`Wal::insert`), more
-    /// insert them as one batch (`Wal::insert_batch`).
+    /// insert them as one batch (`Wal::insert_batch_end`).
     #[serde(default = "one_record")]
     pub batch: usize,
 }
@@ -126,7 +127,7 @@ fn run_slice(
             if batch.len() == 1 {
                 wal.insert(rec).map(drop)
             } else {
-                wal.insert_batch(batch).map(drop)
+                wal.insert_batch_end(batch).map(drop)
             }
         })
     })

@@ -84,7 +84,7 @@ pub struct InsertArgs {
     pub record_bytes: Vec<NonZeroUsize>,
     /// Records per insert call, comma-separated: 1 inserts each record
     /// alone (`Wal::insert`); more insert them as one batch
-    /// (`Wal::insert_batch`: one reservation and one copy pass).
+    /// (`Wal::insert_batch_end`: one reservation and one copy pass).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub batch: Vec<NonZeroUsize>,
     /// `--format` and `--reservation` lists.

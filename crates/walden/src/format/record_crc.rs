@@ -4,8 +4,8 @@
 //! A run of records is written by code generic over [`RecordCrc`]: with
 //! [`Sse42`], called from a function compiled with the feature
 //! (`#[target_feature(enable = "sse4.2")]`), every CRC instruction is
-//! inlined into the run's loop, and a short payload is copied with a few
-//! fixed-size moves rather than a call to `memcpy`. The
+//! inlined into the run's loop, and a short payload is copied and CRC'd
+//! in one pass, each word loaded once (no call to `memcpy`). The
 //! main-data header and the record header are CRC'd from their words
 //! (`MainDataHeader::word`, [`HeaderWords`]), never read back from the
 //! bytes just stored. [`AnyCpu`] is the same on any CPU, through
@@ -68,7 +68,15 @@ impl RecordCrc for Sse42 {
     #[inline(always)]
     fn copy_body(self, prefix: &MainDataHeader, data: &[u8], out: &mut [u8]) -> u32 {
         // SAFETY: an `Sse42` exists only on a CPU with SSE4.2 (`detect`).
-        unsafe { copy_append_sse42(prefix_sse42(prefix), data, out) }
+        unsafe {
+            let state = prefix_state(prefix);
+            if data.len() < crc::SHORT_INPUT {
+                !copy_crc_short(state, data, out)
+            } else {
+                out.copy_from_slice(data);
+                crc::append_part_sse42(!state, data)
+            }
+        }
     }
 
     #[inline(always)]
@@ -78,85 +86,83 @@ impl RecordCrc for Sse42 {
     }
 }
 
-/// The CRC of a main-data header, from its word: bytes stored one by one
-/// and read back as a whole would stall on the stores.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "sse4.2")]
-fn prefix_sse42(prefix: &MainDataHeader) -> u32 {
-    use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u8};
-    let word = prefix.word();
-    // None, the short form (2 bytes) or the long one (5: one byte then 4).
-    let c = match prefix.as_bytes().len() {
-        0 => return 0,
-        2 => _mm_crc32_u16(!0, word as u16),
-        _ => _mm_crc32_u32(_mm_crc32_u8(!0, word as u8), (word >> 8) as u32),
-    };
-    !c
-}
+// The helpers below are `#[inline(always)]` rather than compiled with
+// `#[target_feature]`: a function with the feature is a call the compiler
+// may keep out of line (it did, for a copy and CRC per record), while
+// these are inlined into their caller, which has the feature
+// (`page_run`'s loop, `Pending::write_in_page`), and so are the CRC
+// instructions they use. Called from code without the feature, each CRC
+// instruction would be a call: callers must have it.
 
-/// Copies `src` into `dst` (of the same length) and returns `crc`
-/// extended over it: a short `src` copied with a few fixed-size moves
-/// ([`copy_short`]) and CRC'd from the source by `crc::append_part_sse42`
-/// (a loop that copied and CRC'd each word at once became a `memcpy`
-/// call and a second loop in the compiler's hands).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-#[target_feature(enable = "sse4.2")]
-fn copy_append_sse42(crc: u32, src: &[u8], dst: &mut [u8]) -> u32 {
-    copy_short(dst, src);
-    crc::append_part_sse42(crc, src)
-}
-
-/// `dst.copy_from_slice(src)` (of equal lengths) without calling libc's
-/// `memmove` for up to 64 bytes: two copies of a fixed size that overlap
-/// in the middle, which the compiler makes a few loads and stores.
+/// The CRC state (not inverted) after a main-data header, from its word:
+/// bytes stored one by one and read back as a whole would stall on the
+/// stores.
+///
+/// # Safety
+/// The CPU has SSE4.2, and the caller is compiled with it.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[u8]) {
-    debug_assert_eq!(dst.len(), src.len());
-    let n = src.len().min(dst.len());
-    match n {
-        0 => {}
-        1..=3 => {
-            for i in [0, n / 2, n - 1] {
-                dst[i] = src[i];
-            }
+unsafe fn prefix_state(prefix: &MainDataHeader) -> u32 {
+    use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u8};
+    let word = prefix.word();
+    // SAFETY: the CPU has SSE4.2 (this function's contract).
+    unsafe {
+        // None, the short form (2 bytes) or the long one (5: one byte then 4).
+        match prefix.as_bytes().len() {
+            0 => !0,
+            2 => _mm_crc32_u16(!0, word as u16),
+            _ => _mm_crc32_u32(_mm_crc32_u8(!0, word as u8), (word >> 8) as u32),
         }
-        4..=7 => copy_ends::<4>(dst, src, n),
-        8..=15 => copy_ends::<8>(dst, src, n),
-        16..=31 => copy_ends::<16>(dst, src, n),
-        32..=64 => copy_ends::<32>(dst, src, n),
-        _ => dst.copy_from_slice(src),
     }
 }
 
-/// Copies the first and the last `K` of `n` bytes (`K <= n <= 2K`) of
-/// `src` to `dst`.
+/// Copies `src` into `dst` (of the same length: a caller bug otherwise)
+/// and returns the CRC state `state` (not inverted) extended over it: each
+/// 8-byte word loaded once, stored and CRC'd from the register, then 4, 2
+/// and 1 bytes. For short inputs: one chain of CRC instructions.
+///
+/// # Safety
+/// The CPU has SSE4.2, and the caller is compiled with it.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn copy_ends<const K: usize>(dst: &mut [u8], src: &[u8], n: usize) {
-    dst[..K].copy_from_slice(&src[..K]);
-    dst[n - K..n].copy_from_slice(&src[n - K..n]);
+unsafe fn copy_crc_short(mut state: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+    use std::arch::x86_64::{_mm_crc32_u16, _mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
+    debug_assert_eq!(dst.len(), src.len());
+    let dst = &mut dst[..src.len()];
+    let (words, mut src) = src.as_chunks::<8>();
+    let (dst_words, mut dst) = dst.as_chunks_mut::<8>();
+    // SAFETY: the CPU has SSE4.2 (this function's contract).
+    unsafe {
+        for (d, w) in dst_words.iter_mut().zip(words) {
+            let word = u64::from_le_bytes(*w);
+            *d = word.to_le_bytes();
+            // The instruction leaves the upper 32 bits zero.
+            state = _mm_crc32_u64(u64::from(state), word) as u32;
+        }
+        // `dst` is as long as `src`: each split below is within it.
+        if let Some((w, s)) = src.split_first_chunk::<4>() {
+            let (d, t) = std::mem::take(&mut dst).split_at_mut(4);
+            d.copy_from_slice(w);
+            state = _mm_crc32_u32(state, u32::from_le_bytes(*w));
+            (src, dst) = (s, t);
+        }
+        if let Some((w, s)) = src.split_first_chunk::<2>() {
+            let (d, t) = std::mem::take(&mut dst).split_at_mut(2);
+            d.copy_from_slice(w);
+            state = _mm_crc32_u16(state, u16::from_le_bytes(*w));
+            (src, dst) = (s, t);
+        }
+        if let (Some(&b), Some(d)) = (src.first(), dst.first_mut()) {
+            *d = b;
+            state = _mm_crc32_u8(state, b);
+        }
+    }
+    state
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `copy_short` copies every byte and nothing else, at every length
-    /// from 0 to past its short cases.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn copy_short_copies_exactly_the_bytes() {
-        let src: Vec<u8> = (1..=100).collect();
-        for n in 0..=src.len() {
-            let mut dst = vec![0u8; n + 2];
-            copy_short(&mut dst[1..=n], &src[..n]);
-            assert_eq!(&dst[1..=n], &src[..n], "{n} bytes");
-            assert_eq!((dst[0], dst[n + 1]), (0, 0), "{n} bytes: outside untouched");
-        }
-    }
 
     /// Each [`RecordCrc`] copies the data exactly and gives the body's
     /// CRC (the `crc32c` crate's over the main-data header and the data),

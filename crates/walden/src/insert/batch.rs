@@ -35,24 +35,37 @@ pub struct BatchSpans {
 impl InsertPath {
     /// Inserts `batch`; see [`crate::Wal::insert_batch`].
     pub(crate) fn insert_batch(&self, batch: &Batch) -> Result<BatchSpans, Error> {
+        let mut records = Vec::with_capacity(batch.len());
+        let end = self.insert_batch_with(batch, |s| records.push(s))?;
+        Ok(BatchSpans { records, end })
+    }
+
+    /// Inserts `batch` and returns only its end; see
+    /// [`crate::Wal::insert_batch_end`].
+    pub(crate) fn insert_batch_end(&self, batch: &Batch) -> Result<Lsn, Error> {
+        self.insert_batch_with(batch, |_| {})
+    }
+
+    /// Inserts `batch`, reporting each record's span to `placed` in the
+    /// batch's order; returns the batch's end ([`Lsn::INVALID`] for an
+    /// empty batch).
+    fn insert_batch_with(
+        &self,
+        batch: &Batch,
+        mut placed: impl FnMut(RecordSpan),
+    ) -> Result<Lsn, Error> {
         let records = batch.records();
         if let [only] = records {
             let span = self.insert(only)?;
-            return Ok(BatchSpans {
-                records: vec![span],
-                end: span.end,
-            });
+            placed(span);
+            return Ok(span.end);
         }
-        if records.is_empty() {
-            return Ok(BatchSpans::default());
-        }
+        let Some(last) = records.last() else {
+            return Ok(Lsn::INVALID);
+        };
         let format = self.format;
-        // One pass before the reservation: validate and size the records.
-        let mut bytes = 0;
-        for rec in records {
-            rec.validate()?;
-            bytes += reserved_size(format, body_len(rec));
-        }
+        // Validated and sized as they were added to the batch.
+        let bytes = batch.reserved_bytes(format.record_header_size())?;
         let count =
             u32::try_from(records.len()).map_err(|_| RecordError::BatchTooLarge(records.len()))?;
         self.writer.check()?;
@@ -64,24 +77,17 @@ impl InsertPath {
         let marker_rec = Record::new(RM_XLOG_ID, XLOG_NOOP, &marker_data[..]);
         let marker_item = Pending::new(format, &marker_rec);
         let total = marker_item.size + bytes;
-        let last = total
-            - records
-                .last()
-                .map_or(0, |rec| reserved_size(format, body_len(rec)));
+        let last = total - reserved_size(format, body_len(last));
         // The records are built as they are placed, their CRCs computed
         // from the caller's bytes in the pass that copies them
         // (`page_run`).
-        let mut spans = Vec::with_capacity(records.len());
         let _critical = CriticalSection;
         let slot = self.slots.acquire(self.slot_choice);
         let r = self.reserver.reserve_batch(total, last);
-        let placed = self.place_run(r, marker_item, records, &slot, |s| spans.push(s));
+        let placed = self.place_run(r, marker_item, records, &slot, placed);
         // The marker is not counted: `Stats::records` counts the caller's records.
         slot.count_records(records.len() as u64, total);
         placed?;
-        Ok(BatchSpans {
-            end: self.seg.pos_to_end_lsn(r.end),
-            records: spans,
-        })
+        Ok(self.seg.pos_to_end_lsn(r.end))
     }
 }

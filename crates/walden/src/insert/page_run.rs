@@ -61,7 +61,7 @@ pub(super) fn write_page_run(run: PageRun, placed: &mut impl FnMut(RecordSpan)) 
         // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
         return unsafe { write_page_run_sse42(sse42, run, placed) };
     }
-    write_run(record_crc::AnyCpu, run, placed)
+    write_run_in_format(record_crc::AnyCpu, run, placed)
 }
 
 /// [`write_run`] compiled with SSE4.2, so that [`record_crc::Sse42`]'s
@@ -73,7 +73,26 @@ fn write_page_run_sse42(
     run: PageRun,
     placed: &mut impl FnMut(RecordSpan),
 ) -> usize {
-    write_run(sse42, run, placed)
+    write_run_in_format(sse42, run, placed)
+}
+
+/// [`write_run`] with the run's format a constant in each of its three
+/// copies, so that the header's size and layout are not chosen per record.
+#[inline(always)]
+fn write_run_in_format<C: RecordCrc>(
+    crc: C,
+    run: PageRun,
+    placed: &mut impl FnMut(RecordSpan),
+) -> usize {
+    let in_format = |format| PageRun {
+        log: RunLog { format, ..run.log },
+        ..run
+    };
+    match run.log.format {
+        WalFormat::Postgres15 => write_run(crc, in_format(WalFormat::Postgres15), placed),
+        WalFormat::SelfLsn => write_run(crc, in_format(WalFormat::SelfLsn), placed),
+        WalFormat::CompactWalId => write_run(crc, in_format(WalFormat::CompactWalId), placed),
+    }
 }
 
 /// [`write_page_run`] with CRCs from `crc`.
@@ -110,7 +129,13 @@ fn write_run<C: RecordCrc>(
             rmid: rec.rmid,
             crc: 0,
         };
-        write_record(crc, log, &header, at, &prefix, data, dst);
+        let rec = InPage {
+            header: &header,
+            at,
+            prefix: &prefix,
+            data,
+        };
+        write_record(crc, log, rec, dst);
         let end = Lsn(at.0 + size as u64);
         placed(RecordSpan { start: at, end });
         if log.keep_prev {
@@ -124,20 +149,26 @@ fn write_run<C: RecordCrc>(
     count
 }
 
-/// Writes the record with `header` (its prev-link filled) and the body
-/// `prefix` (a main-data header, or none) then `data` into `out`, its
-/// reserved bytes at `at` within one page: header, body and zero padding,
-/// every byte of `out`; its CRC from `crc`, over the sources.
+/// A record to write into its reserved bytes within one page: its header
+/// (its prev-link filled), where it starts, and its body: `prefix` (a
+/// main-data header, or none) then `data`.
+pub(super) struct InPage<'a> {
+    pub(super) header: &'a RecordHeader,
+    pub(super) at: Lsn,
+    pub(super) prefix: &'a MainDataHeader,
+    pub(super) data: &'a [u8],
+}
+
+/// Writes `rec` into `out`, its reserved bytes: header, body and zero
+/// padding, every byte of `out`; its CRC from `crc`, over the sources.
 #[inline(always)]
-pub(super) fn write_record<C: RecordCrc>(
-    crc: C,
-    log: RunLog,
-    header: &RecordHeader,
-    at: Lsn,
-    prefix: &MainDataHeader,
-    data: &[u8],
-    out: &mut [u8],
-) {
+pub(super) fn write_record<C: RecordCrc>(crc: C, log: RunLog, rec: InPage, out: &mut [u8]) {
+    let InPage {
+        header,
+        at,
+        prefix,
+        data,
+    } = rec;
     // The padding, fewer than 8 bytes, lies in the last 8 (a record
     // takes at least 16): zero them with one store, then copy the
     // record over the rest of them.

@@ -13,7 +13,7 @@
 //! PostgreSQL: `XLogRecordAssemble` computes the body CRC over the rdata
 //! chain before reserving; `CopyXLogRecordToWAL` copies it.
 
-use super::page_run::{reserved_size, write_record, RunLog};
+use super::page_run::{reserved_size, write_record, InPage, RunLog};
 use crate::format::body::MainDataHeader;
 use crate::format::crc;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
@@ -130,12 +130,27 @@ impl<'b> Pending<'b> {
             keep_prev: true,
         };
         let prefix = self.prefix();
+        let rec = InPage {
+            header,
+            at,
+            prefix: &prefix,
+            data: self.data,
+        };
         #[cfg(target_arch = "x86_64")]
         if let Some(sse42) = record_crc::Sse42::detect() {
-            return write_record(sse42, log, header, at, &prefix, self.data, out);
+            // SAFETY: an `Sse42` exists only on a CPU with SSE4.2.
+            return unsafe { write_record_sse42(sse42, log, rec, out) };
         }
-        write_record(record_crc::AnyCpu, log, header, at, &prefix, self.data, out);
+        write_record(record_crc::AnyCpu, log, rec, out);
     }
+}
+
+/// [`write_record`] compiled with SSE4.2, so that [`record_crc::Sse42`]'s
+/// instructions are inlined into it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+fn write_record_sse42(sse42: record_crc::Sse42, log: RunLog, rec: InPage, out: &mut [u8]) {
+    write_record(sse42, log, rec, out);
 }
 
 #[cfg(test)]

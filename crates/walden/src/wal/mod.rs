@@ -503,6 +503,29 @@ impl Wal {
         Ok(spans)
     }
 
+    /// [`Wal::insert_batch`] for a caller that needs only the batch's end
+    /// (to pass to [`Wal::flush`]), not each record's span: the same
+    /// records at the same places, without collecting the spans
+    /// ([`Lsn::INVALID`] for an empty batch, which inserts nothing).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use walden::{Batch, Wal, Config};
+    /// let wal = Wal::create(dir.path(), Config::default()).unwrap();
+    /// let mut batch = Batch::new();
+    /// batch.append(&b"put a=1"[..]).append(&b"put b=2"[..]);
+    /// let end = wal.insert_batch_end(&batch).unwrap();
+    /// assert_eq!(end, wal.insert_position());
+    /// wal.flush(end).unwrap();
+    /// ```
+    pub fn insert_batch_end(&self, batch: &Batch) -> Result<Lsn, Error> {
+        let end = self.shared.insert.insert_batch_end(batch)?;
+        if end.is_valid() {
+            self.shared.background.inserted(end);
+        }
+        Ok(end)
+    }
+
     /// Returns once everything below `upto` is durable (per the sync
     /// method); returns the LSN now durable, which may be higher: a flush
     /// writes everything finished, and one sync serves every waiting thread

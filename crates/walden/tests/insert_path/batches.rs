@@ -1,14 +1,18 @@
 //! Batches round-trip in every format with every reservation design: one
 //! reservation per batch, each record at the span returned, chained to the
-//! one before it, the next record chained to the batch's last one; and
-//! pg_waldump reads a Postgres15 log of batches.
+//! one before it, the next record chained to the batch's last one;
+//! pg_waldump reads a Postgres15 log of batches; `insert_batch_end` writes
+//! what `insert_batch` writes; a batch with an invalid record is refused
+//! whole.
 
 use std::sync::Arc;
 
 use super::designs_and_formats::{check_log, config, PAIRS};
 use crate::support::wal::{payload, pg_waldump_agrees, read_from};
 use walden::message::{BatchMarker, BATCH_MARKER_MAGIC};
-use walden::{Batch, BatchSpans, Lsn, Record, SegmentSize, Wal, WalFormat, WalRecord};
+use walden::{
+    Batch, BatchSpans, Error, Lsn, Record, RecordError, SegmentSize, Wal, WalFormat, WalRecord,
+};
 
 const RMID: u8 = 141;
 
@@ -141,4 +145,79 @@ fn pg_waldump_reads_a_log_of_batches() {
         check_batches(&records, &batches, format);
         assert!(text.contains("desc: NOOP"), "markers are NOOP records");
     }
+}
+
+/// `insert_batch_end` and `insert_batch`, given the same batches on two
+/// fresh logs of the same configuration, return the same ends and write
+/// the same records (positions, headers with their prev-links and CRCs,
+/// bodies), in every format and design: batches of 0, 1, 2 and 100
+/// records of 0 B to 9 KiB (records that cross pages and that are longer
+/// than a page, in a ring of 4 pages that the larger batches overrun).
+#[test]
+fn insert_batch_end_writes_what_insert_batch_writes() {
+    let sizes: [&[usize]; 6] = [
+        &[],
+        &[66],
+        &[0, 9000],
+        &[66; 100],
+        &[5000, 1, 300],
+        &[40; 7],
+    ];
+    for (format, reservation) in PAIRS {
+        let config = walden::Config {
+            buffers: 4 * 8192,
+            ..config(format, reservation)
+        };
+        let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+        let [spans_wal, end_wal] = dirs
+            .each_ref()
+            .map(|d| Wal::create(d.path(), config.clone()).unwrap());
+        let start = spans_wal.insert_position();
+        assert_eq!(end_wal.insert_position(), start);
+        let mut expected = 0;
+        for (b, lens) in sizes.iter().cycle().take(30).enumerate() {
+            let payloads: Vec<Vec<u8>> = lens
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| payload(b as u32, i as u32, len))
+                .collect();
+            let batch: Batch = payloads
+                .iter()
+                .map(|p| Record::new(RMID, 0x10, &p[..]))
+                .collect();
+            expected += lens.len();
+            let spans = spans_wal.insert_batch(&batch).unwrap();
+            let end = end_wal.insert_batch_end(&batch).unwrap();
+            assert_eq!(end, spans.end, "{format}/{reservation}: batch {b}");
+            assert_eq!(end_wal.insert_position(), spans_wal.insert_position());
+        }
+        for wal in [spans_wal, end_wal] {
+            wal.close().unwrap();
+        }
+        let [(with_spans, _), (with_end, _)] =
+            dirs.each_ref().map(|d| read_from(d.path(), Some(start)));
+        let ours = with_spans.iter().filter(|r| r.header.rmid == RMID);
+        assert_eq!(ours.count(), expected, "{format}/{reservation}");
+        assert_eq!(with_end, with_spans, "{format}/{reservation}");
+    }
+}
+
+/// A batch holding a record that cannot be inserted (a reserved resource
+/// manager id, low info bits) is refused whole by both batch calls, with
+/// the first such record's error, and inserts nothing.
+#[test]
+fn a_batch_with_an_invalid_record_is_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let wal = Wal::create(dir.path(), config(WalFormat::Postgres15, PAIRS[0].1)).unwrap();
+    let (before, records) = (wal.insert_position(), wal.stats().records);
+    let mut batch = Batch::new();
+    batch
+        .append(&b"fine"[..])
+        .push(Record::new(30, 0, &b"reserved rmid"[..]))
+        .push(Record::new(RMID, 0x01, &b"low info bits"[..]));
+    let refused = |e: Error| matches!(e, Error::Record(RecordError::InvalidRmid(30)));
+    assert!(wal.insert_batch(&batch).is_err_and(refused));
+    assert!(wal.insert_batch_end(&batch).is_err_and(refused));
+    assert_eq!(wal.insert_position(), before, "nothing inserted");
+    assert_eq!(wal.stats().records, records);
 }
