@@ -13,8 +13,7 @@ use super::validate::{check_record_header, too_short, PrevLink};
 use super::{ReaderOptions, WalRecord};
 use crate::format::body::Body;
 use crate::format::little_endian::field;
-use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XLR_RMGR_INFO_MASK, XL_TOT_LEN};
-use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
+use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XL_TOT_LEN};
 use crate::format::{RecordLink, WalFormat};
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 use crate::segment::{ControlFile, FsStorage, Storage};
@@ -499,7 +498,7 @@ impl WalReader {
             return Err(EndOfWalReason::BadCrc { at }.into());
         }
         let mut next = next;
-        if header.rmid == RM_XLOG_ID && header.info & XLR_RMGR_INFO_MASK == XLOG_SWITCH {
+        if header.is_switch() {
             // The rest of the segment belongs to the switch record.
             let seg = self.segment_size().bytes();
             let last = next.0.saturating_add(seg - 1);

@@ -497,9 +497,7 @@ impl Wal {
     /// ```
     pub fn insert_batch(&self, batch: &Batch) -> Result<BatchSpans, Error> {
         let spans = self.shared.insert.insert_batch(batch)?;
-        if spans.end.is_valid() {
-            self.shared.background.inserted(spans.end);
-        }
+        self.batch_inserted(spans.end);
         Ok(spans)
     }
 
@@ -520,10 +518,16 @@ impl Wal {
     /// ```
     pub fn insert_batch_end(&self, batch: &Batch) -> Result<Lsn, Error> {
         let end = self.shared.insert.insert_batch_end(batch)?;
+        self.batch_inserted(end);
+        Ok(end)
+    }
+
+    /// Tells the background writer about a batch that ended at `end`
+    /// ([`Lsn::INVALID`] for an empty batch, which inserted nothing).
+    fn batch_inserted(&self, end: Lsn) {
         if end.is_valid() {
             self.shared.background.inserted(end);
         }
-        Ok(end)
     }
 
     /// Returns once everything below `upto` is durable (per the sync

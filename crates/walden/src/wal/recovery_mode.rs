@@ -107,9 +107,7 @@ pub(super) fn read_to_end(
         match read {
             Ok(Some(rec)) => {
                 records += 1;
-                if rec.header.rmid == RM_XLOG_ID
-                    && rec.header.info & XLR_RMGR_INFO_MASK == XLOG_SWITCH
-                {
+                if rec.header.is_switch() {
                     swallowed.push((rec.end, Lsn(rec.end.0.next_multiple_of(seg.bytes()))));
                 }
                 match &mut open_batch {
