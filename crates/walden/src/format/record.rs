@@ -90,12 +90,6 @@ impl RecordHeader {
     pub fn record_type(&self) -> u8 {
         self.info & XLR_RMGR_INFO_MASK
     }
-
-    /// Whether this is an `XLOG_SWITCH` record, which takes the rest of its
-    /// segment: a reader goes on at the next segment's start.
-    pub fn is_switch(&self) -> bool {
-        self.rmid == super::rmgr::RM_XLOG_ID && self.record_type() == super::rmgr::XLOG_SWITCH
-    }
 }
 
 #[cfg(test)]

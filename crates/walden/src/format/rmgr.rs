@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::record::XLR_RMGR_INFO_MASK;
+use super::record::{RecordHeader, XLR_RMGR_INFO_MASK};
 
 /// The XLOG rmgr: checkpoints, switch, no-op, full-page images
 /// (PostgreSQL: `RM_XLOG_ID`).
@@ -91,6 +91,12 @@ pub const XLOG_NOOP: u8 = 0x20;
 pub const XLOG_NEXTOID: u8 = 0x30;
 /// XLOG record type: segment switch (PostgreSQL: `XLOG_SWITCH`).
 pub const XLOG_SWITCH: u8 = 0x40;
+
+/// Whether `header` is an `XLOG_SWITCH` record's, which takes the rest of
+/// its segment: a reader goes on at the next segment's start.
+pub fn is_switch(header: &RecordHeader) -> bool {
+    header.rmid == RM_XLOG_ID && header.record_type() == XLOG_SWITCH
+}
 /// XLOG record type: end of base backup (PostgreSQL: `XLOG_BACKUP_END`).
 pub const XLOG_BACKUP_END: u8 = 0x50;
 /// XLOG record type: parameter change (PostgreSQL: `XLOG_PARAMETER_CHANGE`).

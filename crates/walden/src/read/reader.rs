@@ -14,6 +14,7 @@ use super::{ReaderOptions, WalRecord};
 use crate::format::body::Body;
 use crate::format::little_endian::field;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE, XL_TOT_LEN};
+use crate::format::rmgr::is_switch;
 use crate::format::{RecordLink, WalFormat};
 use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE, SHORT_PAGE_HEADER_SIZE};
 use crate::segment::{ControlFile, FsStorage, Storage};
@@ -498,7 +499,7 @@ impl WalReader {
             return Err(EndOfWalReason::BadCrc { at }.into());
         }
         let mut next = next;
-        if header.is_switch() {
+        if is_switch(&header) {
             // The rest of the segment belongs to the switch record.
             let seg = self.segment_size().bytes();
             let last = next.0.saturating_add(seg - 1);

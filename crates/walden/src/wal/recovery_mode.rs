@@ -26,8 +26,8 @@ use crate::config::{RecoveryMode, RecoveryRefused};
 use crate::error::Error;
 use crate::format::record::XLR_RMGR_INFO_MASK;
 use crate::format::rmgr::{
-    RM_XLOG_ID, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN, XLOG_OVERWRITE_CONTRECORD,
-    XLOG_SWITCH,
+    is_switch, RM_XLOG_ID, XLOG_CHECKPOINT_ONLINE, XLOG_CHECKPOINT_SHUTDOWN,
+    XLOG_OVERWRITE_CONTRECORD, XLOG_SWITCH,
 };
 use crate::lsn::{Lsn, SegmentSize, PAGE_SIZE};
 use crate::read::{EndOfWalReason, ReadError, ReaderOptions, StorageSource, WalReader, WalRecord};
@@ -107,7 +107,7 @@ pub(super) fn read_to_end(
         match read {
             Ok(Some(rec)) => {
                 records += 1;
-                if rec.header.is_switch() {
+                if is_switch(&rec.header) {
                     swallowed.push((rec.end, Lsn(rec.end.0.next_multiple_of(seg.bytes()))));
                 }
                 match &mut open_batch {
