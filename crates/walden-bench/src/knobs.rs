@@ -192,6 +192,12 @@ pub struct SegmentArgs {
     /// pages, e.g. 128KB (0: off) [default: the library's, off].
     #[arg(long, value_parser = parse_size_arg)]
     pub stream_after: Option<u64>,
+    /// Write-through of large records: a record of at least this many
+    /// bytes has its whole pages written straight from the caller's bytes
+    /// to the file, e.g. 256KB (0: off; not with --direct-io, open_datasync
+    /// or open_sync) [default: the library's, 256 KiB].
+    #[arg(long, value_parser = parse_size_arg)]
+    pub write_through_from: Option<u64>,
 }
 
 impl Knob for SegmentArgs {
@@ -204,6 +210,7 @@ impl Knob for SegmentArgs {
         set(&mut config.overlap_syncs, self.overlap_syncs);
         set(&mut config.overlap_syncs_from, self.overlap_syncs_from);
         set(&mut config.stream_after, self.stream_after);
+        set(&mut config.write_through_from, self.write_through_from);
     }
 }
 
@@ -295,6 +302,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "overlap_syncs": config.overlap_syncs,
         "overlap_syncs_from": config.overlap_syncs_from,
         "stream_after": config.stream_after,
+        "write_through_from": config.write_through_from,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -326,7 +334,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 14] = [
+        let cases: [(&[&str], Check); 15] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -357,6 +365,9 @@ mod tests {
             }),
             (&["--stream-after", "128KB"], |c| {
                 c.stream_after == 128 << 10
+            }),
+            (&["--write-through-from", "0"], |c| {
+                c.write_through_from == 0
             }),
         ];
         for (args, set) in cases {

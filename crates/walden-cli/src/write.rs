@@ -95,6 +95,13 @@ pub struct WriteArgs {
     /// buffer ring. An error where the file system refuses O_DIRECT.
     #[arg(long)]
     pub direct_io: bool,
+    /// Write-through of large records: a record of at least this many
+    /// bytes (with KB/MB suffix; 0: off) has the pages it covers whole
+    /// written straight from its payload to the segment file instead of
+    /// through the buffer ring; not with --direct-io, open_datasync or
+    /// open_sync.
+    #[arg(long, default_value = "256KB")]
+    pub write_through_from: String,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -161,6 +168,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         segment_prep: args.segment_prep,
         segments_ahead: args.segments_ahead,
         direct_io: args.direct_io,
+        write_through_from: walden_bench::units::parse_size(&args.write_through_from)?,
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         recovery_mode: args.recovery_mode,

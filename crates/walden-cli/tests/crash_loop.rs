@@ -3,8 +3,9 @@
 //! must find every acknowledged record, and the next run appends to the
 //! recovered log. At the end `pg_waldump` reads the whole log. The runs go
 //! round every way of preparing segments (`--segment-prep`), several
-//! counts of segments kept ready ahead, and without and with direct I/O
-//! (`--direct-io`), so one log mixes them all.
+//! counts of segments kept ready ahead, without and with direct I/O
+//! (`--direct-io`), and without and with write-through of records that
+//! cover a page (`--write-through-from`), so one log mixes them all.
 //!
 //! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
 //! `WALDEN_CRASH_LONG=1` is the long mode, 500 kills (docs/reliability.md);
@@ -26,6 +27,13 @@ const SEGMENT_PREPS: [&str; 3] = ["zero-fill", "fallocate", "page-headers"];
 const SEGMENTS_AHEAD: [&str; 3] = ["2", "0", "5"];
 /// Runs without and with `--direct-io`.
 const DIRECT_IO: [&[&str]; 2] = [&[], &["--direct-io"]];
+/// Payload sizes and `--write-through-from`: small records with the
+/// default (nothing written through), and records up to 20 KB with every
+/// page a record covers whole written through.
+const WRITE_THROUGH: [[&str; 4]; 2] = [
+    ["--size", "0-3KB", "--write-through-from", "256KB"],
+    ["--size", "0-20KB", "--write-through-from", "8KB"],
+];
 
 #[test]
 fn sigkill_loop_loses_no_acknowledged_record() {
@@ -64,9 +72,12 @@ fn sigkill_loop_loses_no_acknowledged_record() {
                 "8",
                 "--flush-every",
                 "1",
-                "--size",
-                "0-3KB",
             ])
+            .args(
+                WRITE_THROUGH[kill as usize
+                    / (SEGMENT_PREPS.len() * SEGMENTS_AHEAD.len() * DIRECT_IO.len())
+                    % WRITE_THROUGH.len()],
+            )
             .args([
                 "--segment-size",
                 &SEGMENT_BYTES.to_string(),

@@ -14,8 +14,9 @@
 //! The next run recovers the log and appends. Each format gets its own log,
 //! going round the I/O modes (fdatasync, open_datasync, fsync, and direct
 //! I/O with fdatasync and with open_datasync) and, independently, the crash
-//! policies, with a random way of preparing segments and number of
-//! segments kept ready ahead (0 to 2) per run.
+//! policies, with a random way of preparing segments, number of segments
+//! kept ready ahead (0 to 2) and choice of small records or records up to
+//! 20 KB written through (`--write-through-from 8KB`) per run.
 //!
 //! `WALDEN_FUSE_CYCLES` sets the crashes per format (default 70, 210 in
 //! all; every I/O mode meets every crash policy in 15); `WALDEN_CRASH_LONG=1`
@@ -138,11 +139,20 @@ fn start_writer(
     let flush_every = if rng.coin() { "1" } else { "16" };
     let prep = SEGMENT_PREPS[rng.below(SEGMENT_PREPS.len() as u64) as usize];
     let ahead = rng.below(3).to_string();
+    // Small records, or records up to 20 KB with every page one covers
+    // whole written through (`--write-through-from`; the direct-I/O modes
+    // do not use it).
+    let (size, through) = if rng.coin() {
+        ("0-3KB", "256KB")
+    } else {
+        ("0-20KB", "8KB")
+    };
     walden()
         .arg("write")
         .arg(dir)
         .args(["--records", "100000000", "--threads", "4"])
-        .args(["--flush-every", flush_every, "--size", "0-3KB"])
+        .args(["--flush-every", flush_every, "--size", size])
+        .args(["--write-through-from", through])
         .args(["--buffers", "256KB", "--segment-prep", prep])
         .args(["--segments-ahead", &ahead])
         .args(["--segment-size", &SEGMENT_BYTES.to_string()])

@@ -64,6 +64,42 @@ pub struct PageIdentity {
     pub format: WalFormat,
 }
 
+impl PageIdentity {
+    /// Writes the header of the page at `page_start` to the start of `out`
+    /// (24 bytes, or 40 on a segment's first page, padding as zeros):
+    /// `xlp_info` with [`XLP_BKP_REMOVABLE`], [`XLP_LONG_HEADER`] where it
+    /// is long, and `extra_flags`; `xlp_rem_len` = `rem_len`; then what the
+    /// format adds ([`WalFormat::stamp_page_header`]). The ring's
+    /// [`BufferRing::init_page`] and a write-through of whole pages
+    /// (`insert::write_through`) write the same bytes with it.
+    pub fn encode_header(
+        &self,
+        seg: SegmentSize,
+        page_start: Lsn,
+        extra_flags: u16,
+        rem_len: u32,
+        out: &mut [u8],
+    ) {
+        let first_in_segment = seg.offset(page_start) == 0;
+        let header = PageHeader {
+            magic: self.format.page_magic(),
+            info: XLP_BKP_REMOVABLE
+                | extra_flags
+                | if first_in_segment { XLP_LONG_HEADER } else { 0 },
+            tli: self.timeline,
+            pageaddr: page_start,
+            rem_len,
+            long: first_in_segment.then_some(LongPageHeader {
+                sysid: self.system_id,
+                seg_size: seg.bytes() as u32,
+                xlog_blcksz: PAGE_SIZE as u32,
+            }),
+        };
+        header.encode(out);
+        self.format.stamp_page_header(out, page_start, seg);
+    }
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct BufferRing {
@@ -115,6 +151,11 @@ impl BufferRing {
             zeroing: PageZeroing::HeaderOnly,
             tracker: PageTracker::new(pages),
         }
+    }
+
+    /// What every page header of this ring carries.
+    pub fn identity(&self) -> PageIdentity {
+        self.id
     }
 
     /// The same ring, whose [`BufferRing::init_page`] zeroes what
@@ -195,29 +236,14 @@ impl BufferRing {
         // the new page's end, which is published with Release below.
         self.page_end[slot].store(0, Ordering::Relaxed);
         self.tracker.exclusive(slot);
-        let first_in_segment = self.seg.offset(page_start) == 0;
-        let header = PageHeader {
-            magic: self.id.format.page_magic(),
-            info: XLP_BKP_REMOVABLE
-                | extra_flags
-                | if first_in_segment { XLP_LONG_HEADER } else { 0 },
-            tli: self.id.timeline,
-            pageaddr: page_start,
-            rem_len: 0,
-            long: first_in_segment.then_some(LongPageHeader {
-                sysid: self.id.system_id,
-                seg_size: self.seg.bytes() as u32,
-                xlog_blcksz: PAGE_SIZE as u32,
-            }),
-        };
         // SAFETY: exclusive ownership per the contract; the page is in bounds.
         let page =
             unsafe { std::slice::from_raw_parts_mut(self.ptr(page_start), PAGE_SIZE as usize) };
         if self.zeroing == PageZeroing::WholePage {
             page.fill(0);
         }
-        header.encode(page);
-        self.id.format.stamp_page_header(page, page_start, self.seg);
+        self.id
+            .encode_header(self.seg, page_start, extra_flags, 0, page);
         // Release: publishes the header (and zeroed page) to inserters.
         self.page_end[slot].store(
             page_start.0 + PAGE_SIZE,

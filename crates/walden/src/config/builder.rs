@@ -71,6 +71,7 @@ setters! {
     overlap_syncs: bool,
     overlap_syncs_from: u64,
     stream_after: u64,
+    write_through_from: u64,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -161,6 +162,7 @@ mod tests {
             overlap_syncs: false,
             overlap_syncs_from: 1 << 20,
             stream_after: 256 << 10,
+            write_through_from: 512 << 10,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -198,6 +200,7 @@ mod tests {
             overlap_syncs,
             overlap_syncs_from,
             stream_after,
+            write_through_from,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -234,6 +237,7 @@ mod tests {
             .overlap_syncs(overlap_syncs)
             .overlap_syncs_from(overlap_syncs_from)
             .stream_after(stream_after)
+            .write_through_from(write_through_from)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

@@ -13,6 +13,7 @@
 
 mod batch;
 mod page_run;
+mod parts;
 mod pending;
 pub mod reserve;
 pub mod slots;
@@ -27,15 +28,17 @@ use crate::buffer::{BufferRing, Eviction, PageIdentity, PageInit};
 use crate::config::{Config, ReservationKind, SlotChoice};
 use crate::error::Error;
 use crate::format::crc;
+use crate::format::page::XLP_FIRST_IS_CONTRECORD;
 use crate::format::record::{RecordHeader, RECORD_HEADER_SIZE};
 use crate::format::rmgr::{RM_XLOG_ID, XLOG_SWITCH};
 use crate::format::WalFormat;
-use crate::lsn::{maxalign, Lsn, SegmentSize, PAGE_SIZE};
+use crate::lsn::{maxalign, Lsn, SegmentSize, LONG_PAGE_HEADER_SIZE, PAGE_SIZE};
 use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 use crate::write::background::Wakeup;
-use crate::write::{Caller, SegmentSupply, Writer};
+use crate::write::{Caller, SegmentSupply, ThroughPages, Writer};
 use page_run::{reserved_size, PageRun, RunLog, RunPoint};
+use parts::Parts;
 use pending::{body_len, Pending};
 use reserve::prev_link_in_buffer::{link_lsn, publish_after_copy};
 use reserve::{PrevLink, Reservation, Reserver};
@@ -50,6 +53,17 @@ pub struct RecordSpan {
     /// (PostgreSQL: `XLogInsert`'s return value).
     pub end: Lsn,
 }
+
+/// Pages one write-through writes at most ([`InsertPath::write_through`]):
+/// 1 MiB, so a 1 MiB record takes one write; its headers and parts (10 KiB)
+/// live on the inserter's stack.
+const THROUGH_PAGES: usize = 128;
+
+/// Parts a page written through takes at most: its header, and the
+/// record's bytes on it, which may span each of the record's parts (the
+/// sealed header and the body's parts). A record of more parts is copied
+/// into the ring instead.
+const THROUGH_PARTS_PER_PAGE: usize = 4;
 
 /// Aborts the process if dropped while unwinding: a panic between
 /// reservation and release must not leave a hole in the log that later
@@ -97,6 +111,9 @@ pub(crate) struct InsertPath {
     /// The background writer's wake-up, which streaming asks for
     /// write-only rounds.
     background: Arc<Wakeup>,
+    /// [`Config::write_through_from`], `None` when off, with direct I/O or
+    /// with a sync method whose writes are syncs.
+    write_through_from: Option<u64>,
 }
 
 /// Where an [`InsertPath`] starts: what recovery (or a new log) left.
@@ -162,6 +179,8 @@ impl InsertPath {
             stream_after: Some(config.stream_after)
                 .filter(|&n| n > 0 && config.writer_delay.is_some()),
             background,
+            write_through_from: Some(config.write_through_from)
+                .filter(|&n| n > 0 && !config.direct_io && !config.sync_method.sync_on_write()),
         }
     }
 
@@ -579,12 +598,16 @@ impl InsertPath {
     /// and zeroes its alignment padding: every byte of its reservation is
     /// written. Returns the LSN just past the record and its padding.
     ///
-    /// Streaming ([`Config::stream_after`]): a record longer than
-    /// `stream_after` advertises its start, then, at the first page
-    /// boundary after every `stream_after` bytes, advertises that boundary
-    /// (every byte of the reservation below it is copied:
-    /// `WALInsertLockUpdateInsertingAt`) and asks the background writer to
-    /// write up to there while the rest is copied.
+    /// Write-through ([`Config::write_through_from`]): a record at least
+    /// that long writes the pages it covers whole straight to the file
+    /// ([`Self::write_through`]) instead of copying them into the ring.
+    ///
+    /// Streaming ([`Config::stream_after`]), for a record not written
+    /// through: a record longer than `stream_after` advertises its start,
+    /// then, at the first page boundary after every `stream_after` bytes,
+    /// advertises that boundary (every byte of the reservation below it is
+    /// copied: `WALInsertLockUpdateInsertingAt`) and asks the background
+    /// writer to write up to there while the rest is copied.
     fn copy_record(
         &self,
         header: &[u8],
@@ -592,12 +615,16 @@ impl InsertPath {
         start: Lsn,
         progress: &impl InsertionProgress,
     ) -> Result<Lsn, Error> {
-        let mut remaining = header.len() + body.iter().map(|p| p.len()).sum::<usize>();
+        let mut src = Parts::new(header, body);
+        let through = self
+            .write_through_from
+            .is_some_and(|n| src.remaining() as u64 >= n)
+            && 2 + body.len() <= THROUGH_PARTS_PER_PAGE;
         let mut at = start;
         // (every, next due point) while this record streams.
         let mut stream = self
             .stream_after
-            .filter(|&n| remaining as u64 > n)
+            .filter(|&n| !through && src.remaining() as u64 > n)
             .map(|n| (n, start.0 + n));
         if stream.is_some() {
             // So that a stream round for an earlier record never waits for
@@ -606,33 +633,33 @@ impl InsertPath {
         }
         self.map_page(at.page_start(), self.advertisement(at), progress)?;
         let mut room = (PAGE_SIZE - at.page_offset()) as usize;
-        for part in std::iter::once(header).chain(body.iter().copied()) {
-            let mut rest = part;
-            while !rest.is_empty() {
-                if room == 0 {
-                    // `at` is the next page's start: continue the record there.
-                    let page = at;
-                    if let Some((every, due)) = &mut stream {
-                        if page.0 >= *due {
-                            progress.advertise(page);
-                            self.background.stream(page);
-                            *due = page.0 + *every;
-                        }
-                    }
-                    at = Lsn(page.0 + self.seg.page_header_size(page));
-                    self.map_page(page, self.advertisement(at), progress)?;
-                    // SAFETY: the page is initialised and our record covers its start.
-                    unsafe { self.ring.set_contrecord(page, remaining as u32) };
-                    room = (PAGE_SIZE - at.page_offset()) as usize;
+        while src.remaining() > 0 {
+            if room == 0 {
+                // `at` is the next page's start: continue the record there.
+                let page = at;
+                if through && src.remaining() as u64 >= PAGE_SIZE - self.seg.page_header_size(page)
+                {
+                    at = self.write_through(page, &mut src, progress)?;
+                    continue;
                 }
-                let n = rest.len().min(room);
-                // SAFETY: the page is initialised and these bytes are ours.
-                unsafe { self.ring.copy_in(at, &rest[..n]) };
-                rest = &rest[n..];
-                at = Lsn(at.0 + n as u64);
-                room -= n;
-                remaining -= n;
+                if let Some((every, due)) = &mut stream {
+                    if page.0 >= *due {
+                        progress.advertise(page);
+                        self.background.stream(page);
+                        *due = page.0 + *every;
+                    }
+                }
+                at = Lsn(page.0 + self.seg.page_header_size(page));
+                self.map_page(page, self.advertisement(at), progress)?;
+                // SAFETY: the page is initialised and our record covers its start.
+                unsafe { self.ring.set_contrecord(page, src.remaining() as u32) };
+                room = (PAGE_SIZE - at.page_offset()) as usize;
             }
+            let bytes = src.take(room);
+            // SAFETY: the page is initialised and these bytes are ours.
+            unsafe { self.ring.copy_in(at, bytes) };
+            at = Lsn(at.0 + bytes.len() as u64);
+            room -= bytes.len();
         }
         // The alignment padding is part of the reservation: zeros, as
         // PostgreSQL leaves it. Never past the page's end, which is aligned.
@@ -642,6 +669,69 @@ impl InsertPath {
             unsafe { self.ring.zero(at, pad) };
         }
         Ok(Lsn(at.0 + pad as u64))
+    }
+
+    /// Write-through ([`Config::write_through_from`]): writes the pages
+    /// from `page` on that the rest of the record in `src` covers whole
+    /// (header to end), at most [`THROUGH_PAGES`] and within `page`'s
+    /// segment, straight to the file, each with the header
+    /// [`BufferRing::init_page`] and [`BufferRing::set_contrecord`] would
+    /// give it, and consumes their bytes from `src`. Returns the start of
+    /// the page after them, where the record goes on (written through
+    /// again, or copied into the ring). Allocates nothing: the headers and
+    /// the parts live on the stack.
+    ///
+    /// Every byte of our reservation below `page` is copied, so we
+    /// advertise `page`, wait for the insertions below it (as an eviction
+    /// does, before the write lock: nobody holding it waits for an
+    /// inserter), and have the writer write the ring's bytes up to `page`
+    /// and then these pages (`Writer::write_through`); `written` is then
+    /// past them and we advertise that. Their ring slots are never
+    /// copied into: a later initialisation of them (in order, as every
+    /// page is) finds them written. A failure poisons the log.
+    fn write_through(
+        &self,
+        page: Lsn,
+        src: &mut Parts,
+        progress: &impl InsertionProgress,
+    ) -> Result<Lsn, Error> {
+        const ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
+        let segment_end = self.seg.segment_start(self.seg.segno(page) + 1);
+        let mut headers = [0; THROUGH_PAGES * ROOM];
+        let (mut pages, mut end, mut rest) = (0, page, src.remaining() as u64);
+        while pages < THROUGH_PAGES && end < segment_end {
+            let data = PAGE_SIZE - self.seg.page_header_size(end);
+            if rest < data {
+                break;
+            }
+            let out = &mut headers[pages * ROOM..(pages + 1) * ROOM];
+            self.ring.identity().encode_header(
+                self.seg,
+                end,
+                XLP_FIRST_IS_CONTRECORD,
+                rest as u32,
+                out,
+            );
+            (pages, end, rest) = (pages + 1, Lsn(end.0 + PAGE_SIZE), rest - data);
+        }
+        let mut parts: [&[u8]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE] =
+            [&[]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE];
+        let mut used = 0;
+        for (i, room) in headers.chunks(ROOM).take(pages).enumerate() {
+            let header =
+                self.seg
+                    .page_header_size(Lsn(page.0 + i as u64 * PAGE_SIZE)) as usize;
+            parts[used] = &room[..header];
+            used += 1 + src.take_whole(PAGE_SIZE as usize - header, &mut parts[used + 1..]);
+        }
+        let through = ThroughPages::new(page, &parts[..used]);
+        debug_assert_eq!(through.end(), end);
+        progress.advertise(page);
+        self.slots.wait_for_inserts(page, self.reserved_end());
+        self.writer
+            .write_through(&self.ring, &self.supply, &through)?;
+        progress.advertise(end);
+        Ok(end)
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

@@ -220,8 +220,12 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
     /// writes the parts in turn with [`StorageFile::write_all_at`]; a crash
     /// during a vectored write may leave any prefix of it, as with these
     /// writes, so fault-injecting storage models it with the default.
-    fn write_all_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
-        write_parts_in_turn(self, bufs, offset)
+    fn write_all_vectored_at(&self, bufs: &[&[u8]], mut offset: u64) -> io::Result<()> {
+        for buf in bufs {
+            self.write_all_at(buf, offset)?;
+            offset += buf.len() as u64;
+        }
+        Ok(())
     }
 
     /// Fills all of `buf` from `offset`, looping on short reads and retrying
@@ -292,20 +296,6 @@ pub trait StorageFile: Send + Sync + fmt::Debug {
         let _ = (offset, len);
         Ok(())
     }
-}
-
-/// Writes the parts of `bufs` back to back from `offset`, one
-/// [`StorageFile::write_all_at`] each.
-pub(crate) fn write_parts_in_turn<F: StorageFile + ?Sized>(
-    file: &F,
-    bufs: &[&[u8]],
-    mut offset: u64,
-) -> io::Result<()> {
-    for buf in bufs {
-        file.write_all_at(buf, offset)?;
-        offset += buf.len() as u64;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

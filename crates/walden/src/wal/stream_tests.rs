@@ -27,6 +27,8 @@ fn log(sim: &SimStorage, sync_method: SyncMethod, direct_io: bool, stream_after:
         sync_method,
         direct_io,
         stream_after,
+        // Write-through would take these large records before streaming.
+        write_through_from: 0,
         buffers: 4 << 20,
         writer_delay: Some(Duration::from_secs(10)),
         writer_flush_after: 1 << 40,

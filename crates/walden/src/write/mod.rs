@@ -51,12 +51,14 @@ mod stats;
 mod sync_method;
 #[cfg(test)]
 mod tests;
+mod through;
 mod whole_pages;
 mod write_lock;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
+pub(crate) use through::ThroughPages;
 use whole_pages::write_whole_pages;
 pub use write_lock::Caller;
 
@@ -138,6 +140,16 @@ struct OpenSegment {
     segno: u64,
     /// Shared with a leader syncing it outside the write lock.
     file: Arc<dyn StorageFile>,
+}
+
+/// Where a write's bytes come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// The buffer ring's pages.
+    Ring(&'a BufferRing),
+    /// A large record's whole pages, from its inserter
+    /// ([`Writer::write_through`]).
+    Through(&'a ThroughPages<'a>),
 }
 
 /// What the write lock protects.
@@ -353,7 +365,7 @@ impl Writer {
                 return Ok(self.written());
             }
             let mut st = self.lock_for(caller);
-            let result = self.write_locked(&mut st, ring, segments, target, caller);
+            let result = self.write_locked(&mut st, Source::Ring(ring), segments, target, caller);
             drop(st);
             if result.is_err() {
                 self.poison();
@@ -408,7 +420,7 @@ impl Writer {
         let mut st = self.lock_for(caller);
         let from = self.written();
         let result = self
-            .write_locked(&mut st, ring, segments, target, caller)
+            .write_locked(&mut st, Source::Ring(ring), segments, target, caller)
             .and_then(|_| self.start_writeback(&st, from));
         drop(st);
         if result.is_err() {
@@ -554,7 +566,7 @@ impl Writer {
         }
         let target = target.max(more());
         self.queue.announce(target.0);
-        let made_durable = self.write_locked(st, ring, segments, target, caller)?;
+        let made_durable = self.write_locked(st, Source::Ring(ring), segments, target, caller)?;
         let covers = self.written();
         let file = match &st.open {
             Some(open) if self.method.syncs() && self.flushed() < covers => {
@@ -578,7 +590,7 @@ impl Writer {
     fn write_locked(
         &self,
         st: &mut WriterState,
-        ring: &BufferRing,
+        source: Source,
         segments: &dyn SegmentOpener,
         target: Lsn,
         caller: Caller,
@@ -621,19 +633,38 @@ impl Writer {
             // ring's size. With direct I/O it starts at `pos`'s page, whose
             // bytes below `pos` were written before and whose slot still
             // holds it (`written` = `pos` has not passed its end).
-            let written = if self.direct {
-                let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
-                // SAFETY: see above.
-                unsafe { write_whole_pages(open.file.as_ref(), ring, from, end, offset, tail_page) }
-            } else {
-                // SAFETY: see above.
-                let (first, second) = unsafe { ring.range_parts(pos, end) };
-                if second.is_empty() {
-                    open.file.write_all_at(first, offset)
-                } else {
-                    open.file.write_all_vectored_at(&[first, second], offset)
+            let written = match source {
+                Source::Ring(ring) if self.direct => {
+                    let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
+                    // SAFETY: see above.
+                    unsafe {
+                        write_whole_pages(open.file.as_ref(), ring, from, end, offset, tail_page)
+                    }
                 }
-                .map(|()| end.0 - pos.0)
+                Source::Ring(ring) => {
+                    // SAFETY: see above.
+                    let (first, second) = unsafe { ring.range_parts(pos, end) };
+                    if second.is_empty() {
+                        open.file.write_all_at(first, offset)
+                    } else {
+                        open.file.write_all_vectored_at(&[first, second], offset)
+                    }
+                    .map(|()| end.0 - pos.0)
+                }
+                // Never with direct I/O (`write_through`), so `from` is
+                // `pos`; and `written` is at the pages' start (the ring's
+                // bytes below them were written first, and nothing above
+                // them is finished), which are in one segment.
+                Source::Through(pages) => {
+                    assert_eq!(
+                        (pos, end),
+                        (pages.from(), pages.end()),
+                        "write-through range"
+                    );
+                    open.file
+                        .write_all_vectored_at(pages.parts(), offset)
+                        .map(|()| end.0 - pos.0)
+                }
             };
             let bytes = written.map_err(|source| WriteError::Write {
                 segno,

@@ -35,6 +35,12 @@ pub struct WriterStats {
     pub bytes_by_evictions: u64,
     /// Of `bytes_written`, those written by flush calls.
     pub bytes_by_flushes: u64,
+    /// Of `bytes_written`, those of large records' whole pages that their
+    /// inserters wrote straight from the caller's bytes
+    /// ([`crate::Config::write_through_from`]), with the ring's bytes
+    /// below them that they wrote first.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub bytes_by_write_through: u64,
     /// Times the background writer took the write lock.
     pub background_lock_acquisitions: u64,
     /// Acquisitions of the write lock by others (evictions, flushes) while
@@ -87,6 +93,7 @@ impl WriterStats {
             Caller::BackgroundWriter => &mut self.bytes_by_background_writer,
             Caller::Eviction => &mut self.bytes_by_evictions,
             Caller::Flush => &mut self.bytes_by_flushes,
+            Caller::WriteThrough => &mut self.bytes_by_write_through,
         } += n;
         self.largest_write = self.largest_write.max(n);
         self.write_sizes[pow2_bucket(n.div_ceil(8192), WRITE_SIZE_BUCKETS)] += 1;

@@ -28,6 +28,10 @@ pub enum Caller {
     /// The background writer's round (PostgreSQL: `XLogBackgroundFlush`):
     /// writes and syncs, and is handed the write lock first.
     BackgroundWriter,
+    /// An inserter writing a large record's whole pages straight from the
+    /// caller's bytes ([`crate::Config::write_through_from`]): writes, does
+    /// not sync.
+    WriteThrough,
 }
 
 impl Writer {

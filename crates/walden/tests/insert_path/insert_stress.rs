@@ -198,6 +198,40 @@ fn cooperative_batch_tiny_ring(format: WalFormat, reservation: ReservationKind) 
     run_sized(64, 16, cooperative_batch(config), 4 * buffers as usize);
 }
 
+/// `config` writing through every page a record covers whole
+/// ([`Config::write_through_from`] at one page).
+fn write_through(config: Config) -> Config {
+    Config {
+        write_through_from: 8192,
+        ..config
+    }
+}
+
+/// Write-through under 128 threads on a 32-page ring with 8 slots: the
+/// occasional record up to 64 KiB writes its whole pages while others
+/// insert around it and flush (every record's bytes, links and CRCs are
+/// checked by `run`).
+fn write_through_many_threads(format: WalFormat, reservation: ReservationKind) {
+    run(128, 24, write_through(base(format, reservation, 256 << 10)));
+}
+
+/// Write-through with cooperative page initialisation and batch eviction
+/// on a 4-page ring, records up to 4× the ring: a record's whole pages
+/// leave slots that later pages initialise after they were written.
+fn write_through_tiny_ring(format: WalFormat, reservation: ReservationKind) {
+    let buffers = 32 << 10;
+    let config = Config {
+        insert_slots: 8,
+        ..base(format, reservation, buffers)
+    };
+    run_sized(
+        64,
+        16,
+        write_through(cooperative_batch(config)),
+        4 * buffers as usize,
+    );
+}
+
 /// One test per scenario and (format, reservation) pair that applies.
 macro_rules! for_every_pair {
     (@tests $scenario:ident: $($test:ident: $format:ident, $reservation:ident;)*) => {
@@ -227,4 +261,6 @@ for_every_pair!(
     many_slots_and_a_tiny_ring,
     cooperative_batch_many_threads,
     cooperative_batch_tiny_ring,
+    write_through_many_threads,
+    write_through_tiny_ring,
 );

@@ -47,6 +47,9 @@ pub const OVERLAP_SYNCS: &[bool] = &[true, false];
 /// Streaming of large records: every page crossed (these logs' records
 /// span at most three pages), and off.
 pub const STREAM_AFTER: &[u64] = &[8192, 0];
+/// Write-through of large records: every record that covers a page whole
+/// (these logs' records of three pages do), and off.
+pub const WRITE_THROUGH_FROM: &[u64] = &[8192, 0];
 /// Slot choices.
 pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
 /// Without and with the background writer (another thread doing I/O).
@@ -62,9 +65,9 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
 /// segment preparation, the segments kept ready ahead, direct I/O,
-/// overlapped syncs and streaming go round the combinations (every format
-/// meets every preparation, with and without direct I/O, with and without
-/// overlapped syncs, with and without streaming).
+/// overlapped syncs, streaming and write-through go round the combinations
+/// (every format meets every preparation, with and without direct I/O,
+/// with and without overlapped syncs, streaming and write-through).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -105,6 +108,10 @@ pub fn strategy_configs() -> Vec<Config> {
                                     // writer and overlapped syncs, so that
                                     // streaming meets both settings of each.
                                     stream_after: STREAM_AFTER[k / 4 % STREAM_AFTER.len()],
+                                    // k / 8: turns after streaming, so
+                                    // that write-through meets both.
+                                    write_through_from: WRITE_THROUGH_FROM
+                                        [k / 8 % WRITE_THROUGH_FROM.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
