@@ -15,7 +15,11 @@
 //!   durable 1 MiB writes. Where the file system refuses `O_DIRECT`, the
 //!   probe's result says so ([`LimitResult::unsupported`]);
 //! - memcpy + CRC-32C + overwrite of a cached file ([`Probe::CopyCrcOverwrite`]):
-//!   the least work of a WAL that writes each 1 MiB message it was given.
+//!   the least work of a WAL that copies each 1 MiB message it was given
+//!   into its buffers and writes it; CRC-32C + overwrite
+//!   ([`Probe::CrcOverwrite`]): the least work of one that writes the
+//!   message straight from the caller's bytes, as Walden's write-through
+//!   does (`Config::write_through_from`).
 //!
 //! What the file-write probes write from and into: `limits/file_write.rs`.
 
@@ -107,6 +111,16 @@ pub enum Probe {
         /// Threads.
         threads: usize,
     },
+    /// `threads` threads each checksumming a 1 MiB record (CRC-32C) and
+    /// writing it, from where it lies, over the next 1 MiB of their share
+    /// of a cached [`CACHED_FILE`]: what a WAL that writes a record's
+    /// whole pages straight from the caller's bytes
+    /// (`Config::write_through_from`) does at least per 1 MiB message
+    /// without sync.
+    CrcOverwrite {
+        /// Threads.
+        threads: usize,
+    },
     /// `writers` threads each writing `bytes` at a time sequentially into
     /// `target` (each its own region), each write made durable as `sync`
     /// says.
@@ -135,6 +149,7 @@ impl Probe {
         }
         out.push(Probe::LineTransfer);
         out.extend([1, 2].map(|threads| Probe::CopyCrcOverwrite { threads }));
+        out.extend([1, 2].map(|threads| Probe::CrcOverwrite { threads }));
         let write = |target, bytes, sync, writers| Probe::FileWrite {
             target,
             bytes,
@@ -175,6 +190,9 @@ impl Probe {
             Probe::LineTransfer => "cache-line transfer between cores".to_owned(),
             Probe::CopyCrcOverwrite { threads } => {
                 format!("memcpy + CRC-32C + overwrite of a cached file, 1 MiB, {threads} thread(s)")
+            }
+            Probe::CrcOverwrite { threads } => {
+                format!("CRC-32C + overwrite of a cached file, 1 MiB, {threads} thread(s)")
             }
             Probe::FileWrite {
                 target,
@@ -266,7 +284,7 @@ pub fn measure(probe: Probe, dir: &Path, duration: Duration) -> Result<LimitResu
                 working_set_bytes: None,
             })
         }
-        Probe::FileWrite { .. } | Probe::CopyCrcOverwrite { .. } => {
+        Probe::FileWrite { .. } | Probe::CopyCrcOverwrite { .. } | Probe::CrcOverwrite { .. } => {
             file_write::measure(probe, dir, duration)
         }
     }
@@ -416,6 +434,8 @@ mod tests {
         assert_eq!(file_writes, 3 * 2 * 2 + 2 + 2);
         let copies = [1, 2].map(|threads| Probe::CopyCrcOverwrite { threads });
         assert!(copies.iter().all(|c| probes.contains(c)), "{probes:?}");
+        let checksums = [1, 2].map(|threads| Probe::CrcOverwrite { threads });
+        assert!(checksums.iter().all(|c| probes.contains(c)), "{probes:?}");
         for probe in probes {
             let r = measure(probe, dir.path(), Duration::from_millis(30)).unwrap();
             if let Some(why) = &r.unsupported {
@@ -447,6 +467,7 @@ mod tests {
             let cached = matches!(
                 probe,
                 Probe::CopyCrcOverwrite { .. }
+                    | Probe::CrcOverwrite { .. }
                     | Probe::FileWrite {
                         target: WriteTarget::Overwrite,
                         sync: WriteSync::None,
@@ -507,6 +528,10 @@ mod tests {
         assert_eq!(
             Probe::CopyCrcOverwrite { threads: 2 }.label(),
             "memcpy + CRC-32C + overwrite of a cached file, 1 MiB, 2 thread(s)"
+        );
+        assert_eq!(
+            Probe::CrcOverwrite { threads: 1 }.label(),
+            "CRC-32C + overwrite of a cached file, 1 MiB, 1 thread(s)"
         );
     }
 }

@@ -7,8 +7,10 @@
 //! with a new sequence number, as a WAL page's header changes, so no write
 //! repeats its source's bytes and the source is no more cache-resident than
 //! the ring a WAL writes from. [`Probe::CopyCrcOverwrite`] instead fills the
-//! block with a copy of a 1 MiB record and checksums it first: what Walden
-//! does per 1 MiB message before its write.
+//! block with a copy of a 1 MiB record and checksums it first: what a WAL
+//! that copies each record into its buffers does per 1 MiB message before
+//! its write. [`Probe::CrcOverwrite`] checksums the record and writes it
+//! from where it lies: what Walden's write-through does.
 //!
 //! **The target of a non-durable overwrite** is a cached file as large as a
 //! WAL's working set ([`CACHED_FILE`]: 256 MiB, 16 default segments),
@@ -64,9 +66,21 @@ pub(crate) struct Plan {
     pub(crate) bytes: usize,
     pub(crate) sync: WriteSync,
     pub(crate) writers: usize,
-    /// Copy a record into the source block and checksum it before each
-    /// write ([`Probe::CopyCrcOverwrite`]).
-    pub(crate) copy_crc: bool,
+    /// What each write's bytes are, and what is done to them first.
+    pub(crate) source: Source,
+}
+
+/// What a file-write probe's writer writes, and what it does first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The next block of its [`SourceRing`], stamped.
+    Stamped,
+    /// A 1 MiB record copied into the next block and checksummed
+    /// ([`Probe::CopyCrcOverwrite`]).
+    CopyCrc,
+    /// A 1 MiB record, checksummed and written from where it lies
+    /// ([`Probe::CrcOverwrite`]).
+    Crc,
 }
 
 impl Plan {
@@ -83,16 +97,25 @@ impl Plan {
                 bytes,
                 sync,
                 writers,
-                copy_crc: false,
+                source: Source::Stamped,
             }),
-            Probe::CopyCrcOverwrite { threads } => Some(Plan {
-                target: WriteTarget::Overwrite,
-                bytes: BLOCK,
-                sync: WriteSync::None,
-                writers: threads,
-                copy_crc: true,
-            }),
+            Probe::CopyCrcOverwrite { threads } => {
+                Some(Plan::checksummed(threads, Source::CopyCrc))
+            }
+            Probe::CrcOverwrite { threads } => Some(Plan::checksummed(threads, Source::Crc)),
             _ => None,
+        }
+    }
+
+    /// `threads` writers of checksummed 1 MiB records from `source`
+    /// over a cached file, without sync.
+    fn checksummed(threads: usize, source: Source) -> Plan {
+        Plan {
+            target: WriteTarget::Overwrite,
+            bytes: BLOCK,
+            sync: WriteSync::None,
+            writers: threads,
+            source,
         }
     }
 
@@ -182,7 +205,8 @@ pub(crate) struct Writer {
     file: File,
     plan: Plan,
     source: SourceRing,
-    /// The caller's record a [`Plan::copy_crc`] writer copies.
+    /// The caller's record a [`Source::CopyCrc`] writer copies, and a
+    /// [`Source::Crc`] one writes.
     record: Vec<u8>,
     start: u64,
     region: u64,
@@ -199,10 +223,10 @@ impl Writer {
             file,
             plan,
             source: SourceRing::new(source_len, plan.bytes),
-            record: if plan.copy_crc {
-                vec![b'0'; plan.bytes]
-            } else {
+            record: if plan.source == Source::Stamped {
                 Vec::new()
+            } else {
+                vec![b'0'; plan.bytes]
             },
             start: index as u64 * region * u64::from(shared),
             region,
@@ -212,10 +236,13 @@ impl Writer {
 
     /// Writes the next block at the next place, synced as the plan says.
     pub(crate) fn write_next(&mut self) -> io::Result<()> {
-        let block = if self.plan.copy_crc {
-            self.source.copied(&self.record)
-        } else {
-            self.source.stamped()
+        let block = match self.plan.source {
+            Source::Stamped => self.source.stamped(),
+            Source::CopyCrc => self.source.copied(&self.record),
+            Source::Crc => {
+                black_box(body_crc(black_box(&self.record)));
+                &self.record
+            }
         };
         self.file.write_all_at(block, self.start + self.at)?;
         if self.plan.sync == WriteSync::Fdatasync {
@@ -368,7 +395,7 @@ mod tests {
             bytes,
             sync: WriteSync::None,
             writers: 1,
-            copy_crc: false,
+            source: Source::Stamped,
         };
         // A small region and source for the test: 16 blocks, 4 of source.
         let region = 16 * bytes as u64;
@@ -410,28 +437,39 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_crc_writer_writes_the_record_into_its_own_region() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("copied");
-        let plan = Plan::of(Probe::CopyCrcOverwrite { threads: 2 }).unwrap();
-        assert_eq!(plan.working_set(), CACHED_FILE);
-        let (bytes, region) = (plan.bytes as u64, 3 * plan.bytes as u64);
-        preallocate(&path, 2 * region).unwrap();
-        let file = OpenOptions::new().write(true).open(&path).unwrap();
-        let mut second = Writer::new(file, plan, 1, 2 * plan.bytes);
-        (second.start, second.region) = (region, region);
-        for _ in 0..2 {
-            second.write_next().unwrap();
+    fn a_checksumming_writer_writes_the_record_into_its_own_region() {
+        for probe in [
+            Probe::CopyCrcOverwrite { threads: 2 },
+            Probe::CrcOverwrite { threads: 2 },
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("copied");
+            let plan = Plan::of(probe).unwrap();
+            assert_eq!(plan.working_set(), CACHED_FILE);
+            let (bytes, region) = (plan.bytes as u64, 3 * plan.bytes as u64);
+            preallocate(&path, 2 * region).unwrap();
+            let file = OpenOptions::new().write(true).open(&path).unwrap();
+            let mut second = Writer::new(file, plan, 1, 2 * plan.bytes);
+            (second.start, second.region) = (region, region);
+            for _ in 0..2 {
+                second.write_next().unwrap();
+            }
+            let on_disk = std::fs::read(&path).unwrap();
+            let (first, written, rest) = (
+                &on_disk[..region as usize],
+                &on_disk[region as usize..(region + 2 * bytes) as usize],
+                &on_disk[(region + 2 * bytes) as usize..],
+            );
+            assert!(
+                first.iter().all(|&b| b == 0),
+                "{probe:?}: the first writer's region"
+            );
+            assert!(
+                written.iter().all(|&b| b == b'0'),
+                "{probe:?}: the record, twice"
+            );
+            assert!(rest.iter().all(|&b| b == 0), "{probe:?}: not written yet");
         }
-        let on_disk = std::fs::read(&path).unwrap();
-        let (first, written, rest) = (
-            &on_disk[..region as usize],
-            &on_disk[region as usize..(region + 2 * bytes) as usize],
-            &on_disk[(region + 2 * bytes) as usize..],
-        );
-        assert!(first.iter().all(|&b| b == 0), "the first writer's region");
-        assert!(written.iter().all(|&b| b == b'0'), "the record, twice");
-        assert!(rest.iter().all(|&b| b == 0), "not written yet");
     }
 
     #[test]
@@ -441,7 +479,7 @@ mod tests {
             bytes: BLOCK,
             sync,
             writers,
-            copy_crc: false,
+            source: Source::Stamped,
         };
         let none = plan(WriteTarget::Overwrite, WriteSync::None, 1);
         assert_eq!(none.working_set(), CACHED_FILE);

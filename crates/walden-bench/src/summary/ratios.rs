@@ -198,6 +198,12 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
         push(
             what.clone(),
             rate,
+            r.limit(Probe::CrcOverwrite { threads }),
+            true,
+        );
+        push(
+            what.clone(),
+            rate,
             r.limit(Probe::CopyCrcOverwrite { threads }),
             true,
         );
@@ -435,6 +441,10 @@ mod tests {
             probe: Probe::CopyCrcOverwrite { threads: 2 },
             ..write_limit(WriteTarget::Overwrite, WriteSync::None, 2, 2.0)
         };
+        let checksum_write = LimitResult {
+            probe: Probe::CrcOverwrite { threads: 2 },
+            ..write_limit(WriteTarget::Overwrite, WriteSync::None, 2, 3.75)
+        };
         let r = Results {
             limits: vec![
                 write_limit(WriteTarget::Overwrite, WriteSync::Fdatasync, 1, 1.0),
@@ -443,6 +453,7 @@ mod tests {
                 write_limit(WriteTarget::Fresh, WriteSync::None, 1, 0.5),
                 refused,
                 copy_write,
+                checksum_write,
             ],
             pg_workloads: vec![
                 message(SyncMethod::Fdatasync, 1, SegmentState::Fresh, 0.1),
@@ -475,6 +486,9 @@ mod tests {
         // And against the copy, checksum and overwrite at the same threads.
         let least = find("1 MiB messages fsync off, 2 thread(s), steady / memcpy + CRC-32C + ");
         assert!((least.fraction - 1.5).abs() < 1e-9, "{least:?}");
+        // And against the checksum and overwrite (write-through's least).
+        let through = find("1 MiB messages fsync off, 2 thread(s), steady / CRC-32C + ");
+        assert!((through.fraction - 0.8).abs() < 1e-9, "{through:?}");
         assert!(
             rows.iter().all(|f| !f.what.contains("O_DIRECT")),
             "{rows:?}"

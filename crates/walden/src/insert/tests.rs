@@ -238,19 +238,26 @@ fn scribbled(mut ring: BufferRing) -> BufferRing {
 #[test]
 fn an_unzeroed_ring_writes_the_same_log_as_a_zeroing_one() {
     for config in design_configs() {
-        let what = format!("{} with {}", config.format, config.reservation);
-        let seg = config.segment().expect("valid segment size");
-        let (ours, reference) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let (spans, _) = run(ours.path(), &config, scribbled, InsertPath::insert);
         let zeroing = Config {
             page_zeroing: PageZeroing::WholePage,
             ..config.clone()
         };
-        let (zeroed_spans, _) = run(reference.path(), &zeroing, |r| r, InsertPath::insert);
-        assert_eq!(spans, zeroed_spans, "{what}: spans");
-        let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
-        assert_same_segments(&what, ours.path(), reference.path(), seg, end);
+        assert_same_log(&config, &zeroing);
     }
+}
+
+/// Runs [`steps`] with `config` over a ring scribbled over first and with
+/// `reference` over a fresh one, and asserts that both give the same spans
+/// and byte-identical segment files.
+fn assert_same_log(config: &Config, reference: &Config) {
+    let what = format!("{} with {}", config.format, config.reservation);
+    let seg = config.segment().expect("valid segment size");
+    let (ours, theirs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (spans, _) = run(ours.path(), config, scribbled, InsertPath::insert);
+    let (reference_spans, _) = run(theirs.path(), reference, |r| r, InsertPath::insert);
+    assert_eq!(spans, reference_spans, "{what}: spans");
+    let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
+    assert_same_segments(&what, ours.path(), theirs.path(), seg, end);
 }
 
 /// [`Config::page_zeroing`] reaches the ring: with `WholePage`, every byte
@@ -344,8 +351,6 @@ fn parts_write_the_same_log_as_the_contiguous_encoding() {
 fn write_through_writes_the_same_log_as_the_rings_copy() {
     for config in design_configs() {
         let what = format!("{} with {}", config.format, config.reservation);
-        let seg = config.segment().expect("valid segment size");
-        let (through_dir, ring_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let through = Config {
             write_through_from: PAGE_SIZE,
             ..config.clone()
@@ -354,11 +359,7 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
             write_through_from: 0,
             ..config
         };
-        let (spans, _) = run(through_dir.path(), &through, scribbled, InsertPath::insert);
-        let (ring_spans, _) = run(ring_dir.path(), &off, |r| r, InsertPath::insert);
-        assert_eq!(spans, ring_spans, "{what}: spans");
-        let end = spans.iter().flatten().map(|s| s.end).max().expect("spans");
-        assert_same_segments(&what, through_dir.path(), ring_dir.path(), seg, end);
+        assert_same_log(&through, &off);
         let counted = |dir: &Path, config: &Config| {
             let path = insert_path(dir, config);
             path.insert(&Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0)))
