@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use super::storage::{FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile, StorageLock};
 
 /// Parts one `pwritev(2)` takes at most (Linux's `IOV_MAX` is 1024): a
-/// write-through of 1 MiB is 256 parts, a header and the caller's bytes per
-/// page, so two calls; the `iovec` array stays on the stack (4 KiB).
+/// write-through of up to 128 pages is about 256 parts, a header and the
+/// caller's bytes per page, so one or two calls; the `iovec` array stays
+/// on the stack (4 KiB).
 const IOV_CHUNK: usize = 256;
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
