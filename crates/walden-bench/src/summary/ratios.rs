@@ -195,19 +195,13 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
             state(case)
         );
         push(what.clone(), rate, overwrite, true);
-        push(
-            what.clone(),
-            rate,
-            r.limit(Probe::CrcOverwrite { threads }),
-            true,
-        );
-        push(
-            what.clone(),
-            rate,
-            r.limit(Probe::CopyCrcOverwrite { threads }),
-            true,
-        );
-        push(what, rate, r.limit(Probe::CopyCrc { threads }), true);
+        for probe in [
+            Probe::CrcOverwrite { threads },
+            Probe::CopyCrcOverwrite { threads },
+            Probe::CopyCrc { threads },
+        ] {
+            push(what.clone(), rate, r.limit(probe), true);
+        }
     }
     push(
         "100 B appends, 2 threads".into(),

@@ -364,13 +364,11 @@ impl Writer {
             if self.written() >= target {
                 return Ok(self.written());
             }
-            let mut st = self.lock_for(caller);
-            let result = self.write_locked(&mut st, Source::Ring(ring), segments, target, caller);
-            drop(st);
-            if result.is_err() {
-                self.poison();
-            }
-            return result.map(|_| self.written());
+            return self
+                .under_write_lock(caller, |st| {
+                    self.write_locked(st, Source::Ring(ring), segments, target, caller)
+                })
+                .map(|_| self.written());
         }
         // Relaxed: a statistic.
         self.flush_requests.fetch_add(1, Ordering::Relaxed);
@@ -417,16 +415,11 @@ impl Writer {
             return Ok(());
         }
         let caller = Caller::BackgroundWriter;
-        let mut st = self.lock_for(caller);
-        let from = self.written();
-        let result = self
-            .write_locked(&mut st, Source::Ring(ring), segments, target, caller)
-            .and_then(|_| self.start_writeback(&st, from));
-        drop(st);
-        if result.is_err() {
-            self.poison();
-        }
-        result
+        self.under_write_lock(caller, |st| {
+            let from = self.written();
+            self.write_locked(st, Source::Ring(ring), segments, target, caller)?;
+            self.start_writeback(st, from)
+        })
     }
 
     /// Under the write lock, after writes from `from`: starts the
@@ -480,13 +473,9 @@ impl Writer {
         // A round under the write lock; a failure poisons the writer
         // (waking every parked flusher, which ends the lead).
         let locked_round = |target| {
-            let mut st = self.lock_for(caller);
-            let round = self.write_round(&mut st, ring, segments, target, caller, &more);
-            drop(st);
-            if round.is_err() {
-                self.poison();
-            }
-            round
+            self.under_write_lock(caller, |st| {
+                self.write_round(st, ring, segments, target, caller, &more)
+            })
         };
         let from = self.written();
         let mut round = locked_round(target)?;
@@ -579,6 +568,23 @@ impl Writer {
             file,
             made_durable,
         })
+    }
+
+    /// Runs `f` under the write lock taken for `caller`; if it fails,
+    /// poisons the writer once the lock is released (every write's
+    /// failure does).
+    fn under_write_lock<T>(
+        &self,
+        caller: Caller,
+        f: impl FnOnce(&mut WriterState) -> Result<T, WriteError>,
+    ) -> Result<T, WriteError> {
+        let mut st = self.lock_for(caller);
+        let result = f(&mut st);
+        drop(st);
+        if result.is_err() {
+            self.poison();
+        }
+        result
     }
 
     /// Under the write lock: writes up to `target` (nothing if the written

@@ -11,11 +11,9 @@
 //! contiguous point. The pages of one call lie in one segment, so one
 //! write (in at most a few `pwritev` calls) takes them all.
 
-use super::{Caller, Source, Writer};
+use super::{Caller, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
 use crate::lsn::Lsn;
-
-use super::{SegmentOpener, WriteError};
 
 /// The bytes of the whole pages `[from, from + len)`, back to back in
 /// `parts`, within one segment.
@@ -68,22 +66,10 @@ impl Writer {
         debug_assert!(!self.direct, "write-through is not used with direct I/O");
         self.check()?;
         let caller = Caller::WriteThrough;
-        let mut st = self.lock_for(caller);
-        let result = self
-            .write_locked(&mut st, Source::Ring(ring), segments, pages.from(), caller)
-            .and_then(|_| {
-                self.write_locked(
-                    &mut st,
-                    Source::Through(pages),
-                    segments,
-                    pages.end(),
-                    caller,
-                )
-            });
-        drop(st);
-        if result.is_err() {
-            self.poison();
-        }
-        result.map(drop)
+        self.under_write_lock(caller, |st| {
+            self.write_locked(st, Source::Ring(ring), segments, pages.from(), caller)?;
+            self.write_locked(st, Source::Through(pages), segments, pages.end(), caller)
+        })
+        .map(drop)
     }
 }
