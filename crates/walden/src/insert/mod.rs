@@ -639,8 +639,10 @@ impl InsertPath {
                 let page = at;
                 if through && src.remaining() as u64 >= PAGE_SIZE - self.seg.page_header_size(page)
                 {
-                    at = self.write_through(page, &mut src, progress)?;
-                    continue;
+                    if let Some(end) = self.write_through(page, &mut src, progress)? {
+                        at = end;
+                        continue;
+                    }
                 }
                 if let Some((every, due)) = &mut stream {
                     if page.0 >= *due {
@@ -682,19 +684,27 @@ impl InsertPath {
     /// the parts live on the stack.
     ///
     /// Every byte of our reservation below `page` is copied, so we
-    /// advertise `page`, wait for the insertions below it (as an eviction
-    /// does, before the write lock: nobody holding it waits for an
-    /// inserter), and have the writer write the ring's bytes up to `page`
-    /// and then these pages (`Writer::write_through`); `written` is then
-    /// past them and we advertise that. Their ring slots are never
-    /// copied into: a later initialisation of them (in order, as every
-    /// page is) finds them written. A failure poisons the log.
+    /// advertise `page`. Only if every insertion below it has finished
+    /// already do we go on (else `None`, and the caller copies the page
+    /// into the ring): the writer writes the ring's bytes up to `page`
+    /// and then these pages (`Writer::write_through`) under its lock, so
+    /// an inserter that first waited for the others would serialise their
+    /// copies behind its kernel copy; with several inserters busy, copying
+    /// into the ring side by side and leaving the writes to the writer is
+    /// faster (docs/io.md, "Write-through of large records"). `written`
+    /// is then past the pages and we advertise that. Their ring slots are
+    /// never copied into: a later initialisation of them (in order, as
+    /// every page is) finds them written. A failure poisons the log.
     fn write_through(
         &self,
         page: Lsn,
         src: &mut Parts,
         progress: &impl InsertionProgress,
-    ) -> Result<Lsn, Error> {
+    ) -> Result<Option<Lsn>, Error> {
+        progress.advertise(page);
+        if self.slots.finished_now(self.reserved_end()) < page {
+            return Ok(None);
+        }
         const ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
         let segment_end = self.seg.segment_start(self.seg.segno(page) + 1);
         let mut headers = [0; THROUGH_PAGES * ROOM];
@@ -726,12 +736,10 @@ impl InsertPath {
         }
         let through = ThroughPages::new(page, &parts[..used]);
         debug_assert_eq!(through.end(), end);
-        progress.advertise(page);
-        self.slots.wait_for_inserts(page, self.reserved_end());
         self.writer
             .write_through(&self.ring, &self.supply, &through)?;
         progress.advertise(end);
-        Ok(end)
+        Ok(Some(end))
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

@@ -379,6 +379,34 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
     }
 }
 
+/// Write-through waits for nobody: while another insertion below the
+/// record is in flight (a slot held with nothing advertised), a record
+/// that covers pages whole copies them into the ring instead, so the
+/// writer counts nothing written through; once that slot is free, the
+/// same record is written through.
+#[test]
+fn write_through_only_when_no_insertion_below_is_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        write_through_from: PAGE_SIZE,
+        slot_choice: crate::config::SlotChoice::Attempts(2),
+        // Without the check, the insert would wait for the slot we hold:
+        // the watchdog turns that into a failure.
+        stuck_wait_timeout: Some(std::time::Duration::from_secs(2)),
+        ..Config::default()
+    };
+    let path = insert_path(dir.path(), &config);
+    let through = || path.writer.stats().bytes_by_write_through;
+    let record = Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
+    let in_flight = path.slots.acquire(config.slot_choice);
+    path.insert(&record)
+        .expect("insert beside an insertion in flight");
+    assert_eq!(through(), 0, "written through past an insertion in flight");
+    drop(in_flight);
+    path.insert(&record).expect("insert alone");
+    assert!(through() >= 4 * PAGE_SIZE, "not written through alone");
+}
+
 /// The configured `stuck_wait_timeout` reaches the slots: a flush waiting
 /// for an insertion that never finishes (the test holds every slot, as a
 /// stalled switch would) panics after it, naming the slot and the LSN.
