@@ -65,6 +65,11 @@ const THROUGH_PAGES: usize = 128;
 /// into the ring instead.
 const THROUGH_PARTS_PER_PAGE: usize = 4;
 
+/// Pages a record copies into the ring after a write-through declined
+/// (another insertion below was in flight) before it asks again: the
+/// question reads every slot, lines the other inserters write.
+const THROUGH_RETRY_PAGES: u64 = 16;
+
 /// Aborts the process if dropped while unwinding: a panic between
 /// reservation and release must not leave a hole in the log that later
 /// records are chained past.
@@ -114,6 +119,10 @@ pub(crate) struct InsertPath {
     /// [`Config::write_through_from`], `None` when off, with direct I/O or
     /// with a sync method whose writes are syncs.
     write_through_from: Option<u64>,
+    /// The CPUs this process may run on: with more insertions in flight
+    /// than this, they cannot all copy at once, and a record is written
+    /// through after waiting for those below it ([`Self::write_through`]).
+    cpus: usize,
 }
 
 /// Where an [`InsertPath`] starts: what recovery (or a new log) left.
@@ -181,6 +190,7 @@ impl InsertPath {
             background,
             write_through_from: Some(config.write_through_from)
                 .filter(|&n| n > 0 && !config.direct_io && !config.sync_method.sync_on_write()),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 
@@ -621,6 +631,8 @@ impl InsertPath {
             .is_some_and(|n| src.remaining() as u64 >= n)
             && 2 + body.len() <= THROUGH_PARTS_PER_PAGE;
         let mut at = start;
+        // Where write-through may next be tried (after it declined).
+        let mut through_retry = start;
         // (every, next due point) while this record streams.
         let mut stream = self
             .stream_after
@@ -637,12 +649,15 @@ impl InsertPath {
             if room == 0 {
                 // `at` is the next page's start: continue the record there.
                 let page = at;
-                if through && src.remaining() as u64 >= PAGE_SIZE - self.seg.page_header_size(page)
+                if through
+                    && page >= through_retry
+                    && src.remaining() as u64 >= PAGE_SIZE - self.seg.page_header_size(page)
                 {
                     if let Some(end) = self.write_through(page, &mut src, progress)? {
                         at = end;
                         continue;
                     }
+                    through_retry = Lsn(page.0 + THROUGH_RETRY_PAGES * PAGE_SIZE);
                 }
                 if let Some((every, due)) = &mut stream {
                     if page.0 >= *due {
@@ -680,21 +695,27 @@ impl InsertPath {
     /// [`BufferRing::init_page`] and [`BufferRing::set_contrecord`] would
     /// give it, and consumes their bytes from `src`. Returns the start of
     /// the page after them, where the record goes on (written through
-    /// again, or copied into the ring). Allocates nothing: the headers and
-    /// the parts live on the stack.
+    /// again, or copied into the ring), or `None` with nothing written or
+    /// consumed when it declines (below).
+    /// Allocates nothing: the headers and the parts live on the stack.
     ///
     /// Every byte of our reservation below `page` is copied, so we
-    /// advertise `page`. Only if every insertion below it has finished
-    /// already do we go on (else `None`, and the caller copies the page
-    /// into the ring): the writer writes the ring's bytes up to `page`
-    /// and then these pages (`Writer::write_through`) under its lock, so
-    /// an inserter that first waited for the others would serialise their
-    /// copies behind its kernel copy; with several inserters busy, copying
-    /// into the ring side by side and leaving the writes to the writer is
-    /// faster (docs/io.md, "Write-through of large records"). `written`
-    /// is then past the pages and we advertise that. Their ring slots are
-    /// never copied into: a later initialisation of them (in order, as
-    /// every page is) finds them written. A failure poisons the log.
+    /// advertise `page`; the writer will write the ring's bytes up to
+    /// `page` and then these pages (`Writer::write_through`) under its
+    /// lock, once the insertions below `page` have finished. If one is
+    /// still in flight, waiting for it would put our kernel copy after
+    /// its copy, and the next inserter's after ours: with no more
+    /// insertions in flight than CPUs to run them, copying into the ring
+    /// side by side and leaving the writes to the writer is faster, so we
+    /// decline (`None`, and the caller copies the page into the ring).
+    /// With more in flight than CPUs, they cannot all copy at once anyway,
+    /// and the copy we save is CPU time another thread needs: we wait for
+    /// them (as an eviction does, before the write lock: nobody holding it
+    /// waits for an inserter) and write through (docs/io.md,
+    /// "Write-through of large records"). `written` is then past the pages
+    /// and we advertise that. Their ring slots are never copied into: a
+    /// later initialisation of them (in order, as every page is) finds
+    /// them written. A failure poisons the log.
     fn write_through(
         &self,
         page: Lsn,
@@ -702,8 +723,12 @@ impl InsertPath {
         progress: &impl InsertionProgress,
     ) -> Result<Option<Lsn>, Error> {
         progress.advertise(page);
-        if self.slots.finished_now(self.reserved_end()) < page {
-            return Ok(None);
+        let reserved_end = self.reserved_end();
+        if self.slots.finished_now(reserved_end) < page {
+            if self.slots.held_now() <= self.cpus {
+                return Ok(None);
+            }
+            self.slots.wait_for_inserts(page, reserved_end);
         }
         const ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
         let segment_end = self.seg.segment_start(self.seg.segno(page) + 1);

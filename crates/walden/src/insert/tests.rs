@@ -10,7 +10,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::parts::Parts;
 use super::pending::Pending;
+use super::slots::InsertionProgress;
 use super::{Caller, InsertPath, RecordSpan, StartPoint};
 use crate::buffer::{BufferRing, PageIdentity, PageZeroing};
 use crate::config::{Config, ReservationKind};
@@ -379,23 +381,30 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
     }
 }
 
-/// Write-through waits for nobody: while another insertion below the
-/// record is in flight (a slot held with nothing advertised), a record
-/// that covers pages whole copies them into the ring instead, so the
-/// writer counts nothing written through; once that slot is free, the
-/// same record is written through.
-#[test]
-fn write_through_only_when_no_insertion_below_is_in_flight() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
+/// A config that writes through every record covering a page whole,
+/// choosing slots so that a thread holding one still gets another.
+fn through_at_one_page() -> Config {
+    Config {
         write_through_from: PAGE_SIZE,
         slot_choice: crate::config::SlotChoice::Attempts(2),
-        // Without the check, the insert would wait for the slot we hold:
-        // the watchdog turns that into a failure.
-        stuck_wait_timeout: Some(std::time::Duration::from_secs(2)),
+        // A wait for a slot that is never released fails the test.
+        stuck_wait_timeout: Some(std::time::Duration::from_secs(5)),
         ..Config::default()
-    };
-    let path = insert_path(dir.path(), &config);
+    }
+}
+
+/// Write-through declines while another insertion below the record is in
+/// flight (a slot held with nothing advertised) and no more insertions are
+/// in flight than CPUs: a record that covers pages whole copies them into
+/// the ring, so the writer counts nothing written through; once that slot
+/// is free, the same record is written through.
+#[test]
+fn write_through_declines_beside_an_insertion_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = through_at_one_page();
+    let mut path = insert_path(dir.path(), &config);
+    // Two insertions in flight (the held slot and ours), two CPUs.
+    path.cpus = 2;
     let through = || path.writer.stats().bytes_by_write_through;
     let record = Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
     let in_flight = path.slots.acquire(config.slot_choice);
@@ -405,6 +414,47 @@ fn write_through_only_when_no_insertion_below_is_in_flight() {
     drop(in_flight);
     path.insert(&record).expect("insert alone");
     assert!(through() >= 4 * PAGE_SIZE, "not written through alone");
+}
+
+/// Beside an insertion in flight below its page (a slot held, advertising
+/// the byte just below it), write-through declines at once, writing and
+/// consuming nothing, while no more insertions are in flight than CPUs;
+/// with more, it waits for that insertion instead (held here for good, so
+/// the watchdog reports the wait, naming the held slot's advertisement).
+#[test]
+fn write_through_waits_only_with_more_insertions_in_flight_than_cpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        stuck_wait_timeout: Some(std::time::Duration::from_millis(100)),
+        ..through_at_one_page()
+    };
+    let mut path = insert_path(dir.path(), &config);
+    let page = Lsn(path.seg.segment_start(1).0 + PAGE_SIZE);
+    let below = Lsn(page.0 - 1);
+    let in_flight = path.slots.acquire(config.slot_choice);
+    InsertionProgress::advertise(&in_flight, below);
+    let ours = path.slots.acquire(config.slot_choice);
+    let _reserved = path.reserver.reserve(4 * PAGE_SIZE);
+    let body = data(2 * PAGE_SIZE as usize, 0);
+    let parts: [&[u8]; 1] = [&body];
+    let mut src = Parts::new(&[], &parts);
+    // Two in flight (theirs and ours), two CPUs: decline.
+    path.cpus = 2;
+    let declined = path.write_through(page, &mut src, &ours).expect("no error");
+    assert_eq!(
+        declined, None,
+        "written through beside an insertion in flight"
+    );
+    assert_eq!(src.remaining(), body.len(), "bytes consumed by a decline");
+    assert_eq!(path.writer.stats().bytes_by_write_through, 0);
+    // One CPU: wait for the insertion below.
+    path.cpus = 1;
+    let report = crate::sync::watchdog::stuck_report(|| {
+        let _ = path.write_through(page, &mut src, &ours);
+    });
+    let waited = format!("the insertions below {page} to finish");
+    assert!(report.contains(&waited), "{waited} missing from: {report}");
+    assert!(report.contains(&format!("advertised {below}")), "{report}");
 }
 
 /// The configured `stuck_wait_timeout` reaches the slots: a flush waiting

@@ -130,6 +130,47 @@ fn a_relaxed_advertisement_is_caught() {
     mutant::with(Mutant::AdvertiseRelaxed, wait_for_inserts_model);
 }
 
+/// The inserter of [`wait_for_inserts_model`] against an observer that
+/// does not wait (`finished_now`, the check a record makes before it is
+/// written through): whatever point it returns, the copies below it are
+/// finished and visible.
+fn finished_now_model() {
+    loom::model(|| {
+        let m = Model::new(2);
+        let m2 = m.clone();
+        let inserter = thread::spawn(move || {
+            let slot = m2.slots.acquire(SlotChoice::Sticky);
+            let r = m2.reserver.reserve(SIZE);
+            m2.write(0, 42);
+            super::InsertionProgress::advertise(&slot, Lsn(r.start + SIZE / 2));
+            m2.write(1, 43);
+            drop(slot);
+        });
+        let reserved = m.reserver.reserved_end();
+        if reserved == START + SIZE {
+            let finished = m.slots.finished_now(Lsn(reserved)).0;
+            if finished > START {
+                assert_eq!(m.read(0), 42);
+            }
+            if finished >= START + SIZE {
+                assert_eq!(m.read(1), 43);
+            }
+        }
+        inserter.join().unwrap();
+    });
+}
+
+#[test]
+fn finished_now_never_passes_an_unfinished_copy() {
+    finished_now_model();
+}
+
+#[test]
+#[should_panic(expected = "Causality violation")]
+fn a_relaxed_advertisement_is_caught_without_waiting() {
+    mutant::with(Mutant::AdvertiseRelaxed, finished_now_model);
+}
+
 /// A switch takes every slot, reserves the rest of the segment through the
 /// real head (`reserve_switch`'s CAS) and copies its record, while a
 /// flusher that sees the switch's reservation waits for the insertions

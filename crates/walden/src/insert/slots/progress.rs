@@ -104,6 +104,17 @@ impl SlotArray {
 }
 
 impl SlotArray {
+    /// How many slots are held right now: the insertions in flight, as a
+    /// heuristic's input (write-through's choice between waiting and the
+    /// ring), never as a reason to read or write anything.
+    pub fn held_now(&self) -> usize {
+        self.slots
+            .iter()
+            // Relaxed: a count for a heuristic; no access depends on it.
+            .filter(|s| is_held(s.word.load(Ordering::Relaxed)))
+            .count()
+    }
+
     fn advertise(&self, i: usize, at: Lsn) {
         let s = &self.slots[i];
         // SeqCst (⊇ Release): publishes the bytes copied below `at` to a
