@@ -209,15 +209,17 @@ pub struct Config {
     /// end) written by its inserter straight from the caller's bytes to
     /// the segment file, with a page header it builds for each, instead of
     /// being copied into the buffer ring; its first and last pages, which
-    /// it shares with other records, go through the ring as before. Only
-    /// when no other insertion below its first whole page is in flight
-    /// (else those pages go through the ring too, so that busy inserters
-    /// copy side by side rather than write one after another: measured
-    /// 0.86× the ring at eight threads on 16 cores without that rule), the
-    /// inserter writes the ring's bytes below them and its pages under the
-    /// write lock (the insert returns
-    /// with the record's body already in the file, not durable: nothing is
-    /// without a sync), then copies its tail. It saves one copy of every
+    /// it shares with other records, go through the ring as before. When no
+    /// other insertion below its first whole page is in flight, or when
+    /// more are in flight than the process has CPUs (it then waits for
+    /// those below), the inserter writes the ring's bytes below those pages
+    /// and the pages under the write lock; otherwise they go through the
+    /// ring too, so that inserters copy side by side rather than write one
+    /// after another (measured 0.86× the ring at eight threads on 16 cores
+    /// without that choice; docs/io.md, "When to write through"); the
+    /// insert then returns with the record's body already in the file (not
+    /// durable: nothing is without a sync) after copying its tail into the
+    /// ring. It saves one copy of every
     /// byte (PostgreSQL copies each record into its WAL buffers) and makes
     /// the insert a write. Not used with [`Config::direct_io`], whose
     /// writes must come from aligned memory, nor with
