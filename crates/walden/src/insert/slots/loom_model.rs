@@ -70,6 +70,21 @@ impl Model {
     }
 }
 
+/// The inserter of the models below: takes a slot, reserves [`SIZE`]
+/// through the real head, copies the first half, advertises the middle,
+/// copies the second half and releases.
+fn spawn_inserter(m: &Arc<Model>) -> thread::JoinHandle<()> {
+    let m = m.clone();
+    thread::spawn(move || {
+        let slot = m.slots.acquire(SlotChoice::Sticky);
+        let r = m.reserver.reserve(SIZE);
+        m.write(0, 42);
+        super::InsertionProgress::advertise(&slot, Lsn(r.start + SIZE / 2));
+        m.write(1, 43);
+        drop(slot);
+    })
+}
+
 /// An inserter takes a slot, reserves through the real head, copies the
 /// first half, advertises the middle, copies the second half and releases.
 /// A flusher that sees the reservation asks for the middle: what
@@ -78,15 +93,7 @@ impl Model {
 fn wait_for_inserts_model() {
     loom::model(|| {
         let m = Model::new(2);
-        let m2 = m.clone();
-        let inserter = thread::spawn(move || {
-            let slot = m2.slots.acquire(SlotChoice::Sticky);
-            let r = m2.reserver.reserve(SIZE);
-            m2.write(0, 42);
-            super::InsertionProgress::advertise(&slot, Lsn(r.start + SIZE / 2));
-            m2.write(1, 43);
-            drop(slot);
-        });
+        let inserter = spawn_inserter(&m);
         let reserved = m.reserver.reserved_end();
         if reserved == START + SIZE {
             let middle = Lsn(START + SIZE / 2);
@@ -137,15 +144,7 @@ fn a_relaxed_advertisement_is_caught() {
 fn finished_now_model() {
     loom::model(|| {
         let m = Model::new(2);
-        let m2 = m.clone();
-        let inserter = thread::spawn(move || {
-            let slot = m2.slots.acquire(SlotChoice::Sticky);
-            let r = m2.reserver.reserve(SIZE);
-            m2.write(0, 42);
-            super::InsertionProgress::advertise(&slot, Lsn(r.start + SIZE / 2));
-            m2.write(1, 43);
-            drop(slot);
-        });
+        let inserter = spawn_inserter(&m);
         let reserved = m.reserver.reserved_end();
         if reserved == START + SIZE {
             let finished = m.slots.finished_now(Lsn(reserved)).0;
