@@ -733,31 +733,27 @@ impl InsertPath {
         const ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
         let segment_end = self.seg.segment_start(self.seg.segno(page) + 1);
         let mut headers = [0; THROUGH_PAGES * ROOM];
-        let (mut pages, mut end, mut rest) = (0, page, src.remaining() as u64);
-        while pages < THROUGH_PAGES && end < segment_end {
-            let data = PAGE_SIZE - self.seg.page_header_size(end);
-            if rest < data {
+        let mut parts: [&[u8]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE] =
+            [&[]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE];
+        let (mut used, mut end) = (0, page);
+        // One room per page, at most THROUGH_PAGES: each page's header,
+        // then the record's bytes on it, while they cover it whole.
+        for room in headers.chunks_mut(ROOM) {
+            let header = self.seg.page_header_size(end) as usize;
+            let data = PAGE_SIZE as usize - header;
+            if end >= segment_end || src.remaining() < data {
                 break;
             }
-            let out = &mut headers[pages * ROOM..(pages + 1) * ROOM];
             self.ring.identity().encode_header(
                 self.seg,
                 end,
                 XLP_FIRST_IS_CONTRECORD,
-                rest as u32,
-                out,
+                src.remaining() as u32,
+                room,
             );
-            (pages, end, rest) = (pages + 1, Lsn(end.0 + PAGE_SIZE), rest - data);
-        }
-        let mut parts: [&[u8]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE] =
-            [&[]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE];
-        let mut used = 0;
-        for (i, room) in headers.chunks(ROOM).take(pages).enumerate() {
-            let header =
-                self.seg
-                    .page_header_size(Lsn(page.0 + i as u64 * PAGE_SIZE)) as usize;
             parts[used] = &room[..header];
-            used += 1 + src.take_whole(PAGE_SIZE as usize - header, &mut parts[used + 1..]);
+            used += 1 + src.take_whole(data, &mut parts[used + 1..]);
+            end = Lsn(end.0 + PAGE_SIZE);
         }
         let through = ThroughPages::new(page, &parts[..used]);
         debug_assert_eq!(through.end(), end);
