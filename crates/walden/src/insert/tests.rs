@@ -381,6 +381,40 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
     }
 }
 
+/// A record written through takes the ring's bytes below its first whole
+/// page (an earlier record and its own first bytes, one page here) in the
+/// same write as its whole pages: one write for the insert, starting at
+/// that ring page and ending at its last whole page.
+#[test]
+fn write_through_writes_the_rings_pages_below_in_the_same_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = insert_path(dir.path(), &through_at_one_page());
+    let small = path
+        .insert(&Record::new(RMID, 0x10, data(100, 0)))
+        .expect("insert");
+    let before = path.writer.stats();
+    assert_eq!(before.writes, 0, "the small record is not written yet");
+    let large = Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
+    path.insert(&large).expect("insert a large record");
+    let stats = path.writer.stats();
+    assert_eq!(
+        stats.writes, 1,
+        "one write for the ring's page and the record's pages: {stats:?}"
+    );
+    let ring_page = small.start.page_start();
+    assert_eq!(
+        path.writer.written().page_offset(),
+        0,
+        "written up to a page boundary"
+    );
+    assert_eq!(
+        stats.bytes_written,
+        path.writer.written().0 - ring_page.0,
+        "from the ring's page to the record's last whole page"
+    );
+    assert!(stats.bytes_by_write_through >= 4 * PAGE_SIZE, "{stats:?}");
+}
+
 /// A config that writes through every record covering a page whole,
 /// choosing slots so that a thread holding one still gets another.
 fn through_at_one_page() -> Config {

@@ -15,7 +15,7 @@ use super::storage::{FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFil
 /// write-through of up to 128 pages is about 256 parts, a header and the
 /// caller's bytes per page, so one or two calls; the `iovec` array stays
 /// on the stack (4 KiB).
-const IOV_CHUNK: usize = 256;
+pub(crate) const IOV_CHUNK: usize = 256;
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
 /// `pwrite(2)`), `O_DSYNC`/`O_SYNC` from [`FileSyncMode`] and `O_DIRECT`

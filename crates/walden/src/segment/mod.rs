@@ -52,6 +52,7 @@ pub(crate) use durable::create_dir_durably;
 pub use error::{FileOp, IoFailure, SegmentError};
 pub use files::SegmentFiles;
 pub use fs::FsStorage;
+pub(crate) use fs::IOV_CHUNK;
 pub use lock_table::LockTable;
 pub use prepare::{PrepareFor, SegmentPrep};
 pub use recycle::{may_recycle, plan_recycling, RecyclePlan};

@@ -58,6 +58,7 @@ mod write_lock;
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
 pub use sync_method::SyncMethod;
+use through::write_ring_then_pages;
 pub(crate) use through::ThroughPages;
 use whole_pages::write_whole_pages;
 pub use write_lock::Caller;
@@ -147,9 +148,10 @@ struct OpenSegment {
 enum Source<'a> {
     /// The buffer ring's pages.
     Ring(&'a BufferRing),
-    /// A large record's whole pages, from its inserter
-    /// ([`Writer::write_through`]).
-    Through(&'a ThroughPages<'a>),
+    /// The buffer ring's pages up to a large record's whole pages, then
+    /// those pages, from its inserter ([`Writer::write_through`]): in one
+    /// vectored write where they share a segment.
+    Through(&'a BufferRing, &'a ThroughPages<'a>),
 }
 
 /// What the write lock protects.
@@ -626,50 +628,42 @@ impl Writer {
                     })
                 }
             };
-            // Direct I/O writes whole pages: from the start of the page
-            // holding `pos` (rewriting its bytes below `pos`), the last page
-            // whole even if `end` falls inside it.
-            let from = if self.direct { pos.page_start() } else { pos };
+            // Every write covers whole pages, as PostgreSQL's `XLogWrite`
+            // does: from the start of the page holding `pos` (rewriting its
+            // bytes below `pos`), the last page whole even if `end` falls
+            // inside it. Direct I/O needs it; buffered, it spares the
+            // kernel a read of any block a write would cover only in part
+            // (`ext4_block_write_begin` reads it when it is not cached).
+            let from = pos.page_start();
             let offset = self.seg.offset(from);
             let started = Instant::now();
             // Why the ring's range may be read, in both branches: every
             // insertion below `target` has finished (caller's contract), and
             // slots are not re-initialised before `written` passes their
             // page, which happens only below; so the range is at most the
-            // ring's size. With direct I/O it starts at `pos`'s page, whose
-            // bytes below `pos` were written before and whose slot still
-            // holds it (`written` = `pos` has not passed its end).
+            // ring's size. It starts at `pos`'s page, whose bytes below
+            // `pos` were written before and whose slot still holds it
+            // (`written` = `pos` has not passed its end).
             let written = match source {
-                Source::Ring(ring) if self.direct => {
+                // The pages lie in one segment: this one, if the write
+                // reaches them. `written` is never past their start (nothing
+                // above it is finished), and the ring's bytes below them end
+                // on their first page boundary, so the ring's part is whole
+                // pages.
+                Source::Through(ring, pages) if end > pages.from() => {
+                    assert_eq!(end, pages.end(), "write-through pages in one segment");
+                    assert!(from <= pages.from(), "written past the pages' start");
+                    // SAFETY: see above.
+                    let (first, second) = unsafe { ring.range_parts(from, pages.from()) };
+                    write_ring_then_pages(open.file.as_ref(), [first, second], pages, offset)
+                        .map(|()| end.0 - from.0)
+                }
+                Source::Ring(ring) | Source::Through(ring, _) => {
                     let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
                     // SAFETY: see above.
                     unsafe {
                         write_whole_pages(open.file.as_ref(), ring, from, end, offset, tail_page)
                     }
-                }
-                Source::Ring(ring) => {
-                    // SAFETY: see above.
-                    let (first, second) = unsafe { ring.range_parts(pos, end) };
-                    if second.is_empty() {
-                        open.file.write_all_at(first, offset)
-                    } else {
-                        open.file.write_all_vectored_at(&[first, second], offset)
-                    }
-                    .map(|()| end.0 - pos.0)
-                }
-                // Never with direct I/O (`write_through`), so `from` is
-                // `pos`; and `written` is at the pages' start (the ring's
-                // bytes below them were written first, and nothing above
-                // them is finished), which are in one segment.
-                Source::Through(pages) => {
-                    assert_eq!(
-                        (pos, end),
-                        (pages.from(), pages.end()),
-                        "write-through range"
-                    );
-                    open.file
-                        .write_all_vectored_at(pages.parts(), offset)
-                        .map(|()| end.0 - pos.0)
                 }
             };
             let bytes = written.map_err(|source| WriteError::Write {

@@ -102,11 +102,20 @@ fn a_failed_eviction_waits_out_a_write_that_took_the_lock_before_the_poison() {
     assert!(returned.load(Ordering::SeqCst));
 }
 
+/// Buffered or direct, every write covers whole pages (PostgreSQL's
+/// `XLogWrite`): the partial page is written whole, zeros past the flushed
+/// point, and written again from its start by the next write.
 #[test]
-fn direct_io_writes_whole_pages_and_rewrites_a_partial_one() {
+fn every_write_covers_whole_pages_and_rewrites_a_partial_one() {
+    for direct in [false, true] {
+        writes_whole_pages_and_rewrites_a_partial_one(direct);
+    }
+}
+
+fn writes_whole_pages_and_rewrites_a_partial_one(direct: bool) {
     // Two pages before the ring's end, so the second write also wraps.
     let pages = 4;
-    let rig = WriterRig::new(pages, 2, SyncMethod::Fdatasync, true).unwrap();
+    let rig = WriterRig::new(pages, 2, SyncMethod::Fdatasync, direct).unwrap();
     let (ring, writer, start) = (&rig.ring, &rig.writer, rig.start);
     let first_end = Lsn(start.0 + 3000);
     // Bytes past the flushed point, as a record still being copied leaves
@@ -121,7 +130,7 @@ fn direct_io_writes_whole_pages_and_rewrites_a_partial_one() {
     assert_eq!(
         (stats.writes, stats.bytes_written),
         (1, PAGE_SIZE),
-        "{stats:?}"
+        "direct {direct}: {stats:?}"
     );
 
     let seg = rig.files.segment_size();
@@ -135,15 +144,22 @@ fn direct_io_writes_whole_pages_and_rewrites_a_partial_one() {
     // SAFETY: nothing else touches the ring.
     let in_ring = unsafe { ring.range(start, first_end) };
     assert_eq!(&on_disk[..3000], in_ring);
-    assert!(on_disk[3000..].iter().all(|&b| b == 0), "the tail is zeros");
+    assert!(
+        on_disk[3000..].iter().all(|&b| b == 0),
+        "direct {direct}: the tail is zeros"
+    );
 
     // The next write starts again at the partial page's start, runs
     // across the ring's wrap and ends inside another page.
     let second_end = Lsn(start.0 + 2 * PAGE_SIZE + 500);
     assert_eq!(flush(second_end).unwrap(), second_end);
     let stats = writer.stats();
-    assert_eq!(stats.writes, 2, "{stats:?}");
-    assert_eq!(stats.bytes_written, PAGE_SIZE + 3 * PAGE_SIZE);
+    assert_eq!(stats.writes, 2, "direct {direct}: {stats:?}");
+    assert_eq!(
+        stats.bytes_written,
+        PAGE_SIZE + 3 * PAGE_SIZE,
+        "direct {direct}"
+    );
     for i in 0..2 {
         let page = Lsn(start.0 + i * PAGE_SIZE);
         // SAFETY: as above.

@@ -1,13 +1,16 @@
-//! Direct I/O's writes (`Config::direct_io`): whole pages from the ring,
-//! the partially filled last page copied and written whole (PostgreSQL 16:
-//! `XLogWrite` under `debug_io_direct = wal`). docs/io.md describes them.
+//! The writer's writes from the ring: whole pages, the partially filled
+//! last page copied and written whole (PostgreSQL's `XLogWrite`, which
+//! writes whole pages, direct or not). Direct I/O (`Config::direct_io`)
+//! needs aligned whole pages; buffered writes take them so that the kernel
+//! never reads a block a write covers only in part. docs/io.md describes
+//! them ("What is written").
 
 use crate::buffer::BufferRing;
 use crate::lsn::Lsn;
 use crate::segment::{AlignedPage, StorageFile};
 
 /// Writes the ring's bytes `[from, end)` (within one segment, `from` on a
-/// page boundary) to `file` at `offset` as whole pages, for direct I/O: the
+/// page boundary) to `file` at `offset` as whole pages: the
 /// pages wholly below `end` straight from the ring, in one vectored write
 /// with the last page if `end` falls inside it. That page is copied into
 /// `tail_page` up to `end` and the rest of it zeroed (what the ring holds
