@@ -13,7 +13,7 @@
 //! ([`finish_record_crc`], or `WalFormat::seal_header`).
 //!
 //! Every CRC here checks the CPU once per call (`extend`) and goes, part by
-//! part, to the `crc-fast` crate for long inputs ([`append_long`]: carry-less
+//! part, to the `crc-fast` crate for long inputs (`append_long`: carry-less
 //! multiplication folds, 512 bits wide on a CPU with AVX-512 VPCLMULQDQ), and
 //! for short ones (a record header, the body of a small record) to the CPU's
 //! CRC-32C instruction run inline over 8 bytes at a time. A run of small records checks the CPU

@@ -24,9 +24,9 @@ fn pow2_bucket(units: u64, buckets: usize) -> usize {
 pub struct WriterStats {
     /// `write` system calls issued.
     pub writes: u64,
-    /// Bytes written: handed to `write` calls. With direct I/O these are
-    /// whole pages, and a partially filled page counts each time it is
-    /// written again.
+    /// Bytes written: handed to `write` calls. These are whole pages (the
+    /// writer writes whole pages, buffered or direct), and a partially
+    /// filled page counts each time it is written again.
     pub bytes_written: u64,
     /// Of `bytes_written`, those written by the background writer's rounds.
     pub bytes_by_background_writer: u64,
@@ -37,8 +37,8 @@ pub struct WriterStats {
     pub bytes_by_flushes: u64,
     /// Of `bytes_written`, those of large records' whole pages that their
     /// inserters wrote straight from the caller's bytes
-    /// ([`crate::Config::write_through_from`]), with the ring's bytes
-    /// below them that they wrote first.
+    /// ([`crate::Config::write_through_from`]), with the ring's pages
+    /// below them, written in the same write.
     #[cfg_attr(feature = "serde", serde(default))]
     pub bytes_by_write_through: u64,
     /// Times the background writer took the write lock.
