@@ -631,9 +631,9 @@ impl Writer {
             // Every write covers whole pages, as PostgreSQL's `XLogWrite`
             // does: from the start of the page holding `pos` (rewriting its
             // bytes below `pos`), the last page whole even if `end` falls
-            // inside it. Direct I/O needs it; buffered, it spares the
-            // kernel a read of any block a write would cover only in part
-            // (`ext4_block_write_begin` reads it when it is not cached).
+            // inside it. Direct I/O needs it; buffered, no write covers a
+            // block in part, which ext4 would first read when it is not
+            // cached (`ext4_block_write_begin`).
             let from = pos.page_start();
             let offset = self.seg.offset(from);
             let started = Instant::now();
