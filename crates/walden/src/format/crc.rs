@@ -16,12 +16,13 @@
 //! part, to the `crc-fast` crate for long inputs (`append_long`: carry-less
 //! multiplication folds, 512 bits wide on a CPU with AVX-512 VPCLMULQDQ), and
 //! for short ones (a record header, the body of a small record) to the CPU's
-//! CRC-32C instruction run inline over 8 bytes at a time. A run of small records checks the CPU
-//! once and gets each record's CRC, computed as its body is copied, from
-//! instructions inlined into its loop (`format::record_crc`). The
-//! crate's setup for long inputs (splitting off unaligned ends, three
-//! interleaved streams) costs more than the CRC of a few dozen bytes, and
-//! a batch of small records computes two such CRCs per record.
+//! CRC-32C instruction run inline over 8 bytes at a time. A run of small
+//! records checks the CPU once and gets each record's CRC, computed as its
+//! body is copied, from instructions inlined into its loop
+//! (`format::record_crc`). The crate's setup for long inputs (choosing its
+//! kernel, splitting off unaligned ends) costs more than the CRC of a few
+//! dozen bytes, and a batch of small records computes two such CRCs per
+//! record.
 
 use super::header_words::HeaderWords;
 use super::little_endian::fixed_field;
