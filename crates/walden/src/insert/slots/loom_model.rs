@@ -70,41 +70,45 @@ impl Model {
     }
 }
 
-/// The inserter of the models below: takes a slot, reserves [`SIZE`]
+/// The two models below: an inserter takes a slot, reserves [`SIZE`]
 /// through the real head, copies the first half, advertises the middle,
-/// copies the second half and releases.
-fn spawn_inserter(m: &Arc<Model>) -> thread::JoinHandle<()> {
-    let m = m.clone();
-    thread::spawn(move || {
-        let slot = m.slots.acquire(SlotChoice::Sticky);
-        let r = m.reserver.reserve(SIZE);
-        m.write(0, 42);
-        super::InsertionProgress::advertise(&slot, Lsn(r.start + SIZE / 2));
-        m.write(1, 43);
-        drop(slot);
-    })
+/// copies the second half and releases; beside it, an observer that sees
+/// the whole reservation calls `observe` with the model and that
+/// reservation's end.
+fn against_one_inserter(observe: fn(&Model, Lsn)) {
+    loom::model(move || {
+        let m = Model::new(2);
+        let inserter = {
+            let m = m.clone();
+            thread::spawn(move || {
+                let slot = m.slots.acquire(SlotChoice::Sticky);
+                let r = m.reserver.reserve(SIZE);
+                m.write(0, 42);
+                super::InsertionProgress::advertise(&slot, Lsn(r.start + SIZE / 2));
+                m.write(1, 43);
+                drop(slot);
+            })
+        };
+        let reserved = m.reserver.reserved_end();
+        if reserved == START + SIZE {
+            observe(&m, Lsn(reserved));
+        }
+        inserter.join().unwrap();
+    });
 }
 
-/// An inserter takes a slot, reserves through the real head, copies the
-/// first half, advertises the middle, copies the second half and releases.
 /// A flusher that sees the reservation asks for the middle: what
 /// `wait_for_inserts` returns is never above an unfinished copy
 /// (invariant 5), whether it returns on the advertisement or on the release.
 fn wait_for_inserts_model() {
-    loom::model(|| {
-        let m = Model::new(2);
-        let inserter = spawn_inserter(&m);
-        let reserved = m.reserver.reserved_end();
-        if reserved == START + SIZE {
-            let middle = Lsn(START + SIZE / 2);
-            let finished = m.slots.wait_for_inserts(middle, Lsn(reserved));
-            assert!(finished >= middle, "{finished} below {middle}");
-            assert_eq!(m.read(0), 42);
-            if finished.0 >= START + SIZE {
-                assert_eq!(m.read(1), 43);
-            }
+    against_one_inserter(|m, reserved| {
+        let middle = Lsn(START + SIZE / 2);
+        let finished = m.slots.wait_for_inserts(middle, reserved);
+        assert!(finished >= middle, "{finished} below {middle}");
+        assert_eq!(m.read(0), 42);
+        if finished.0 >= START + SIZE {
+            assert_eq!(m.read(1), 43);
         }
-        inserter.join().unwrap();
     });
 }
 
@@ -142,20 +146,14 @@ fn a_relaxed_advertisement_is_caught() {
 /// written through): whatever point it returns, the copies below it are
 /// finished and visible.
 fn finished_now_model() {
-    loom::model(|| {
-        let m = Model::new(2);
-        let inserter = spawn_inserter(&m);
-        let reserved = m.reserver.reserved_end();
-        if reserved == START + SIZE {
-            let finished = m.slots.finished_now(Lsn(reserved)).0;
-            if finished > START {
-                assert_eq!(m.read(0), 42);
-            }
-            if finished >= START + SIZE {
-                assert_eq!(m.read(1), 43);
-            }
+    against_one_inserter(|m, reserved| {
+        let finished = m.slots.finished_now(reserved).0;
+        if finished > START {
+            assert_eq!(m.read(0), 42);
         }
-        inserter.join().unwrap();
+        if finished >= START + SIZE {
+            assert_eq!(m.read(1), 43);
+        }
     });
 }
 
