@@ -156,11 +156,12 @@ impl Knob for BuffersArg {
     }
 }
 
-/// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`
-/// and `--stream-after`: how each log's new segment files are prepared, how
-/// many are kept ready ahead, whether the writer writes them with direct
-/// I/O, whether the next flush leader writes while a sync is in flight,
-/// and whether large records stream to the file while they are copied.
+/// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`,
+/// `--concurrent-syncs` and `--stream-after`: how each log's new segment
+/// files are prepared, how many are kept ready ahead, whether the writer
+/// writes them with direct I/O, whether the next flush leader writes (and
+/// syncs) while a sync is in flight, and whether large records stream to
+/// the file while they are copied.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -187,6 +188,11 @@ pub struct SegmentArgs {
     /// the library's, 64 KiB].
     #[arg(long, value_parser = parse_size_arg)]
     pub overlap_syncs_from: Option<u64>,
+    /// Concurrent syncs: up to two syncs in flight at once, each through a
+    /// file description of its own: true or false [default: the library's,
+    /// true].
+    #[arg(long)]
+    pub concurrent_syncs: Option<bool>,
     /// Streaming of large records: every this many bytes an inserter
     /// copying a record asks the background writer to write the finished
     /// pages, e.g. 128KB (0: off) [default: the library's, off].
@@ -209,6 +215,7 @@ impl Knob for SegmentArgs {
         }
         set(&mut config.overlap_syncs, self.overlap_syncs);
         set(&mut config.overlap_syncs_from, self.overlap_syncs_from);
+        set(&mut config.concurrent_syncs, self.concurrent_syncs);
         set(&mut config.stream_after, self.stream_after);
         set(&mut config.write_through_from, self.write_through_from);
     }
@@ -301,6 +308,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "direct_io": config.direct_io,
         "overlap_syncs": config.overlap_syncs,
         "overlap_syncs_from": config.overlap_syncs_from,
+        "concurrent_syncs": config.concurrent_syncs,
         "stream_after": config.stream_after,
         "write_through_from": config.write_through_from,
     });
@@ -334,7 +342,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 15] = [
+        let cases: [(&[&str], Check); 16] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -363,6 +371,7 @@ mod tests {
             (&["--overlap-syncs-from", "1MB"], |c| {
                 c.overlap_syncs_from == 1 << 20
             }),
+            (&["--concurrent-syncs", "false"], |c| !c.concurrent_syncs),
             (&["--stream-after", "128KB"], |c| {
                 c.stream_after == 128 << 10
             }),

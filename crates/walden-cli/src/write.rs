@@ -102,6 +102,16 @@ pub struct WriteArgs {
     /// open_sync.
     #[arg(long, default_value = "256KB")]
     pub write_through_from: String,
+    /// Overlapped syncs: a flush round that makes at least this many bytes
+    /// durable (with KB/MB suffix; 0: every round) hands the lead on
+    /// before its sync, so the next round writes (and, with concurrent
+    /// syncs, syncs) while it is in flight.
+    #[arg(long, default_value = "64KB")]
+    pub overlap_syncs_from: String,
+    /// Concurrent syncs: up to two syncs in flight at once, each through a
+    /// file description of its own: true or false.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub concurrent_syncs: bool,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -169,6 +179,8 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         segments_ahead: args.segments_ahead,
         direct_io: args.direct_io,
         write_through_from: walden_bench::units::parse_size(&args.write_through_from)?,
+        overlap_syncs_from: walden_bench::units::parse_size(&args.overlap_syncs_from)?,
+        concurrent_syncs: args.concurrent_syncs,
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         recovery_mode: args.recovery_mode,

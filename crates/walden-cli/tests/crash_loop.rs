@@ -4,8 +4,11 @@
 //! recovered log. At the end `pg_waldump` reads the whole log. The runs go
 //! round every way of preparing segments (`--segment-prep`), several
 //! counts of segments kept ready ahead, without and with direct I/O
-//! (`--direct-io`), and without and with write-through of records that
-//! cover a page (`--write-through-from`), so one log mixes them all.
+//! (`--direct-io`), without and with write-through of records that
+//! cover a page (`--write-through-from`), and with the default syncs, with
+//! every round's sync overlapped (two in flight at once, often, with 8
+//! committers) and with one sync at a time (`--overlap-syncs-from`,
+//! `--concurrent-syncs`), so one log mixes them all.
 //!
 //! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
 //! `WALDEN_CRASH_LONG=1` is the long mode, 500 kills (docs/reliability.md);
@@ -33,6 +36,14 @@ const DIRECT_IO: [&[&str]; 2] = [&[], &["--direct-io"]];
 const WRITE_THROUGH: [[&str; 4]; 2] = [
     ["--size", "0-3KB", "--write-through-from", "256KB"],
     ["--size", "0-20KB", "--write-through-from", "8KB"],
+];
+/// Syncs: the defaults (overlapped for rounds of 64 KiB and more, two in
+/// flight at once), every round overlapped (so two syncs are often in
+/// flight at once), and every round overlapped with one sync at a time.
+const SYNCS: [&[&str]; 3] = [
+    &[],
+    &["--overlap-syncs-from", "0"],
+    &["--overlap-syncs-from", "0", "--concurrent-syncs", "false"],
 ];
 
 #[test]
@@ -94,6 +105,9 @@ fn sigkill_loop_loses_no_acknowledged_record() {
                 DIRECT_IO[kill as usize / (SEGMENT_PREPS.len() * SEGMENTS_AHEAD.len())
                     % DIRECT_IO.len()],
             )
+            // kill / 2: not in step with the preparation (kill % 3), so the
+            // sync settings meet every preparation.
+            .args(SYNCS[kill as usize / 2 % SYNCS.len()])
             .arg("--acked")
             .arg(&acked)
             .arg("--seed")

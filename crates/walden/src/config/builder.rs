@@ -70,6 +70,7 @@ setters! {
     direct_io: bool,
     overlap_syncs: bool,
     overlap_syncs_from: u64,
+    concurrent_syncs: bool,
     stream_after: u64,
     write_through_from: u64,
     stuck_wait_timeout: Option<Duration>,
@@ -161,6 +162,7 @@ mod tests {
             direct_io: true,
             overlap_syncs: false,
             overlap_syncs_from: 1 << 20,
+            concurrent_syncs: false,
             stream_after: 256 << 10,
             write_through_from: 512 << 10,
             stuck_wait_timeout: None,
@@ -199,6 +201,7 @@ mod tests {
             direct_io,
             overlap_syncs,
             overlap_syncs_from,
+            concurrent_syncs,
             stream_after,
             write_through_from,
             stuck_wait_timeout,
@@ -236,6 +239,7 @@ mod tests {
             .direct_io(direct_io)
             .overlap_syncs(overlap_syncs)
             .overlap_syncs_from(overlap_syncs_from)
+            .concurrent_syncs(concurrent_syncs)
             .stream_after(stream_after)
             .write_through_from(write_through_from)
             .stuck_wait_timeout(stuck_wait_timeout)

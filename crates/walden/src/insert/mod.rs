@@ -180,6 +180,7 @@ impl InsertPath {
                 start.written,
                 config.write_lock_handoff,
                 config.overlap_syncs.then_some(config.overlap_syncs_from),
+                config.concurrent_syncs,
             ),
             supply,
             evictions: AtomicU64::new(0),

@@ -66,6 +66,9 @@ pub(crate) enum Mutant {
     /// `CooperativeInit::wait_initialized`'s load of `initialized_upto`:
     /// SeqCst → Relaxed.
     InitWaitRelaxed,
+    /// `SyncLine::run`: a sync that returns publishes its own cover at
+    /// once, not waiting for the syncs started before it.
+    SyncPublishedOutOfOrder,
 }
 
 /// `o`, or Relaxed where mutant `m` is active.

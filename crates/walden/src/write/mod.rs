@@ -5,12 +5,13 @@
 //! As in PostgreSQL, writing and syncing are separate positions
 //! (`LogwrtResult.Write` and `.Flush`), but here they are also separate
 //! locks: the write lock covers the open segment and the `pwrite`s that
-//! advance `written`; the sync lock serialises syncs, each of which covers
-//! exactly what was written to its file when it started, and `flushed`
-//! advances to that point only after it returns. So a thread may write what
+//! advance `written`; the sync line ([`SyncLine`]) runs the syncs, one at a
+//! time by default, each of which covers exactly what was written to its
+//! file when it started, and `flushed` advances to that point only after it
+//! (and every sync started before it) returns. So a thread may write what
 //! is finished while another's `fdatasync` is in flight. A finished segment
-//! is synced (under both locks) before the writer moves on to the next, so
-//! `flushed` never passes an unsynced segment.
+//! is synced (under the write lock) before the writer moves on to the next,
+//! so `flushed` never passes an unsynced segment.
 //!
 //! Group commit is leader/follower ([`CommitQueue`]): a flusher whose data
 //! is not durable becomes the one leader or parks under its LSN. The leader
@@ -33,11 +34,19 @@
 //! written when it started, and each covers everything finished when it
 //! started, as without the overlap. docs/io.md ("Overlapped syncs").
 //!
+//! Concurrent syncs ([`crate::Config::concurrent_syncs`]): the syncs go
+//! through a [`SyncLine`] with two slots instead of one, so that with
+//! overlapped syncs the next leader does not wait for the sync in flight
+//! but starts its own beside it, through a second open file description of
+//! the segment; `flushed` still advances in the order the syncs started.
+//! docs/io.md ("Two syncs in flight on one file").
+//!
 //! A failed write or sync poisons the writer (PostgreSQL's post-2018 rule:
 //! after a failed fsync the kernel may have dropped the dirty pages, so a
 //! retry could report data durable that is not). Every later call fails
-//! and the flushed LSN never advances again: syncs are serialised and each
-//! checks the poison flag under the sync lock before it starts.
+//! and the flushed LSN never advances again: the sync line checks the
+//! poison flag under its lock before it starts a sync and before it
+//! publishes one.
 
 pub(crate) mod background;
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -48,6 +57,7 @@ mod segment_supply;
 #[cfg(all(test, shuttle))]
 mod shuttle_model;
 mod stats;
+mod sync_line;
 mod sync_method;
 #[cfg(test)]
 mod tests;
@@ -57,6 +67,7 @@ mod write_lock;
 
 pub(crate) use segment_supply::{is_sync_failure, Preallocator, SegmentSupply};
 pub use stats::WriterStats;
+use sync_line::{Ran, Stopped, SyncLine, MAX_SLOTS};
 pub use sync_method::SyncMethod;
 use through::write_ring_then_pages;
 pub(crate) use through::ThroughPages;
@@ -131,16 +142,33 @@ pub trait SegmentOpener: Send + Sync {
         segno: u64,
         opts: &OpenOptions,
     ) -> Result<Box<dyn StorageFile>, SegmentError>;
+    /// Opens segment `segno`, which [`SegmentOpener::open_segment`] has
+    /// just opened, once more: a second open file description for the sync
+    /// line's second slot, nothing created, waited for or counted. The
+    /// default calls `open_segment`, which suits an opener for which
+    /// opening an existing segment does nothing more.
+    fn open_again(
+        &self,
+        segno: u64,
+        opts: &OpenOptions,
+    ) -> Result<Box<dyn StorageFile>, SegmentError> {
+        self.open_segment(segno, opts)
+    }
     /// Called when the writer starts writing segment `segno`, so the next
     /// one can be prepared ahead of need.
     fn entered_segment(&self, segno: u64);
 }
 
+/// A segment's open file descriptions: the first for the writes and the
+/// sync line's slot 0, the second for its slot 1 (the same description as
+/// the first when the line has one slot). Shared with syncs in flight
+/// outside the write lock.
+type Descriptions = [Arc<dyn StorageFile>; MAX_SLOTS];
+
 #[derive(Debug)]
 struct OpenSegment {
     segno: u64,
-    /// Shared with a leader syncing it outside the write lock.
-    file: Arc<dyn StorageFile>,
+    files: Descriptions,
 }
 
 /// Where a write's bytes come from.
@@ -165,7 +193,7 @@ struct WriterState {
     tail_page: Option<Box<AlignedPage>>,
 }
 
-/// What the sync lock protects.
+/// What the sync statistics lock protects.
 #[derive(Debug, Default)]
 struct SyncState {
     /// Sync counters and the finished flush groups; the latest one is
@@ -180,8 +208,8 @@ struct SyncState {
 struct Round {
     /// Everything below is durable once the round's sync returns.
     covers: Lsn,
-    /// The file to sync for that, if a sync is needed.
-    file: Option<(u64, Arc<dyn StorageFile>)>,
+    /// The segment to sync for that, if a sync is needed.
+    file: Option<(u64, Descriptions)>,
     /// The writes made something durable already (a finished segment's
     /// sync, or any write with a method that needs no sync).
     made_durable: bool,
@@ -194,7 +222,9 @@ pub struct Writer {
     /// evictions and flushes if `Config::write_lock_handoff` (see
     /// `write_lock`).
     state: HandoffLock<WriterState>,
-    /// The sync lock: one sync at a time (lock order: write, then sync).
+    /// The syncs in flight: one at a time, or two with concurrent syncs.
+    line: SyncLine,
+    /// Sync statistics and flush groups (taken after the write lock).
     syncing: Mutex<SyncState>,
     /// Everything below is written (PostgreSQL: `LogwrtResult.Write`).
     written: CachePadded<AtomicU64>,
@@ -241,7 +271,9 @@ impl Writer {
     /// ([`crate::Config::write_lock_handoff`]), with a leader's sync
     /// overlapping the next leader's writes in rounds of at least
     /// `overlap_from` bytes ([`crate::Config::overlap_syncs`],
-    /// [`crate::Config::overlap_syncs_from`]; `None`: never).
+    /// [`crate::Config::overlap_syncs_from`]; `None`: never), and two syncs
+    /// in flight at once if `concurrent_syncs`
+    /// ([`crate::Config::concurrent_syncs`]).
     pub fn new(
         method: SyncMethod,
         direct: bool,
@@ -249,9 +281,11 @@ impl Writer {
         start: Lsn,
         handoff: bool,
         overlap_from: Option<u64>,
+        concurrent_syncs: bool,
     ) -> Self {
         Writer {
             state: HandoffLock::new(WriterState::default(), handoff),
+            line: SyncLine::new(if concurrent_syncs { MAX_SLOTS } else { 1 }),
             syncing: Mutex::new(SyncState::default()),
             written: CachePadded::new(AtomicU64::new(start.0)),
             flushed: CachePadded::new(AtomicU64::new(start.0)),
@@ -308,19 +342,18 @@ impl Writer {
     }
 
     /// Makes every later call fail: after a failed sync nothing more may be
-    /// reported durable (PostgreSQL: PANIC). Must not be called holding the
-    /// sync lock.
+    /// reported durable (PostgreSQL: PANIC).
     pub(crate) fn poison(&self) {
-        // SeqCst (⊇ Release, see `check`): set before the sync lock is
-        // taken below, so every later sync sees it under that lock.
+        // SeqCst (⊇ Release, see `check`): set before the sync line's lock
+        // is taken below, so every later publication sees it under that lock.
         self.poisoned.store(true, Ordering::SeqCst);
         tracing::error!(
             flushed = %self.flushed(),
             "WAL write or sync failed: log poisoned, nothing more becomes durable"
         );
-        // Waits out a sync in flight: once this returns, `flushed` never
-        // advances again.
-        drop(lock(&self.syncing));
+        // Waits out a publication in progress and wakes the syncs waiting
+        // on the line: once this returns, `flushed` never advances again.
+        self.line.close();
         self.queue.poison();
     }
 
@@ -440,7 +473,7 @@ impl Writer {
             return Ok(());
         }
         let offset = self.seg.offset(from);
-        open.file
+        open.files[0]
             .start_writeback(offset, to.0 - from.0)
             .map_err(|source| WriteError::Writeback {
                 segno: open.segno,
@@ -479,19 +512,27 @@ impl Writer {
                 self.write_round(st, ring, segments, target, caller, &more)
             })
         };
-        let from = self.written();
+        // The round's size: with concurrent syncs, what its sync is to make
+        // durable (a record written through by its inserter leaves its
+        // round little to write, but the next leader can sync beside this
+        // sync); without, what the round writes (the next leader could
+        // only write meanwhile).
+        let from = if self.line.slots() > 1 {
+            self.flushed()
+        } else {
+            self.written()
+        };
         let mut round = locked_round(target)?;
         let handed_on = round.file.is_some()
             && self
                 .overlap_from
                 .is_some_and(|min| round.covers.0.saturating_sub(from.0) >= min);
-        // A busy sync lock: a sync is in flight (a poisoned lock counts
-        // too, harmlessly: the wait below then returns at once).
-        if handed_on && self.syncing.try_lock().is_err() {
-            // These writes overlapped it: wait for it to end, then take in
+        // Every slot of the sync line busy: syncs are in flight.
+        if handed_on && self.line.full() {
+            // These writes overlapped them: wait for a slot, then take in
             // what finished meanwhile, so that this round's sync covers it
             // too (as a round started now would).
-            drop(lock(&self.syncing));
+            self.line.wait_for_a_slot(&self.poisoned);
             let first_made_durable = round.made_durable;
             round = locked_round(round.covers)?;
             round.made_durable |= first_made_durable;
@@ -502,16 +543,14 @@ impl Writer {
             // may report.
             self.queue.release_covered(self.flushed().0);
         }
-        let mut sync = lock(&self.syncing);
         let synced = match &round.file {
-            Some((segno, file)) => self.sync_to(&mut sync, file.as_ref(), *segno, round.covers),
+            Some((segno, files)) => self.sync_to(files, *segno, round.covers),
             None => self.check().map(|()| false),
         };
         let led = matches!(synced, Ok(true)) || (synced.is_ok() && round.made_durable);
         if led {
-            self.lead_flush_group(&mut sync);
+            self.lead_flush_group(&mut lock(&self.syncing));
         }
-        drop(sync);
         if let Err(e) = synced {
             self.poison();
             return Err(e);
@@ -561,7 +600,7 @@ impl Writer {
         let covers = self.written();
         let file = match &st.open {
             Some(open) if self.method.syncs() && self.flushed() < covers => {
-                Some((open.segno, open.file.clone()))
+                Some((open.segno, open.files.clone()))
             }
             _ => None,
         };
@@ -620,11 +659,21 @@ impl Writer {
                         .write(true)
                         .sync(self.method.file_mode())
                         .direct(self.direct);
-                    let file = segments.open_segment(segno, &opts)?;
+                    let file: Arc<dyn StorageFile> =
+                        Arc::from(segments.open_segment(segno, &opts)?);
+                    // With two sync slots, a description of its own for
+                    // slot 1 (see `SyncLine`); opened now, before this
+                    // writer writes to the segment, so that it is told of
+                    // every write-back error of those writes.
+                    let twin = if self.line.slots() > 1 && self.method.syncs() {
+                        Arc::from(segments.open_again(segno, &opts)?)
+                    } else {
+                        file.clone()
+                    };
                     segments.entered_segment(segno);
                     st.open.insert(OpenSegment {
                         segno,
-                        file: Arc::from(file),
+                        files: [file, twin],
                     })
                 }
             };
@@ -655,14 +704,21 @@ impl Writer {
                     assert!(from <= pages.from(), "written past the pages' start");
                     // SAFETY: see above.
                     let (first, second) = unsafe { ring.range_parts(from, pages.from()) };
-                    write_ring_then_pages(open.file.as_ref(), [first, second], pages, offset)
+                    write_ring_then_pages(open.files[0].as_ref(), [first, second], pages, offset)
                         .map(|()| end.0 - from.0)
                 }
                 Source::Ring(ring) | Source::Through(ring, _) => {
                     let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
                     // SAFETY: see above.
                     unsafe {
-                        write_whole_pages(open.file.as_ref(), ring, from, end, offset, tail_page)
+                        write_whole_pages(
+                            open.files[0].as_ref(),
+                            ring,
+                            from,
+                            end,
+                            offset,
+                            tail_page,
+                        )
                     }
                 }
             };
@@ -701,43 +757,44 @@ impl Writer {
         let Some(open) = st.open.take() else {
             return Ok(false);
         };
-        let mut sync = lock(&self.syncing);
-        self.sync_to(&mut sync, open.file.as_ref(), open.segno, self.written())
+        self.sync_to(&open.files, open.segno, self.written())
     }
 
-    /// Under the sync lock: unless everything below `upto` is durable
-    /// already, syncs `file` (segment `segno`, which holds the bytes just
-    /// below `upto`, every earlier segment being synced), then publishes
-    /// `upto` as flushed. Returns true if it synced. A failure poisons the
-    /// writer before the sync lock is released.
-    fn sync_to(
-        &self,
-        sync: &mut SyncState,
-        file: &dyn StorageFile,
-        segno: u64,
-        upto: Lsn,
-    ) -> Result<bool, WriteError> {
-        // Under the sync lock: a poison set before it was taken is seen.
+    /// Unless everything below `upto` is durable already (or a sync in
+    /// flight covers it), syncs segment `segno` (which holds the bytes just
+    /// below `upto`, every earlier segment being synced) through the sync
+    /// line, each sync through its slot's description in `files`, and
+    /// returns once `upto` is published as flushed. Returns true if it
+    /// synced. A failure poisons the log before anything more is published;
+    /// the caller completes the poison ([`Writer::poison`]).
+    fn sync_to(&self, files: &Descriptions, segno: u64, upto: Lsn) -> Result<bool, WriteError> {
         self.check()?;
-        if !self.method.syncs() || self.flushed() >= upto {
+        if !self.method.syncs() {
             return Ok(false);
         }
-        let started = Instant::now();
-        if let Err(source) = self.method.sync(file) {
-            // SeqCst, as in `poison` (the caller completes it): the next
-            // sync, after this lock, sees it.
-            self.poisoned.store(true, Ordering::SeqCst);
-            return Err(WriteError::Sync {
+        let ran = self
+            .line
+            .run(upto.0, &self.flushed, &self.poisoned, |slot| {
+                let started = Instant::now();
+                self.method.sync(files[slot].as_ref())?;
+                self.count_sync(&mut lock(&self.syncing).stats, started);
+                Ok(())
+            });
+        match ran {
+            Ok(Ran::Covered) => Ok(false),
+            Ok(Ran::Synced { overlapped }) => {
+                if overlapped {
+                    lock(&self.syncing).stats.concurrent_syncs += 1;
+                }
+                Ok(true)
+            }
+            Err(Stopped::Poisoned) => Err(WriteError::Poisoned),
+            Err(Stopped::Failed(source)) => Err(WriteError::Sync {
                 method: self.method,
                 segno,
                 source,
-            });
+            }),
         }
-        self.count_sync(&mut sync.stats, started);
-        // Release: the bytes below `upto` are durable now. An RMW so that
-        // `flushed` never goes back.
-        self.flushed.fetch_max(upto.0, Ordering::Release);
-        Ok(true)
     }
 
     /// Counts a sync (or a write that was one) that began at `started`, in
@@ -756,8 +813,8 @@ impl Writer {
         self.group_members.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Called by a leader, under the sync lock, after its round made its
-    /// data durable: closes the previous group and opens its own, with
+    /// Called by a leader, under the sync statistics lock, after its round
+    /// made its data durable: closes the previous group and opens its own, with
     /// itself as the first member.
     fn lead_flush_group(&self, sync: &mut SyncState) {
         if sync.group_open {
@@ -781,6 +838,7 @@ impl Writer {
         let sync = lock(&self.syncing);
         let mut stats = WriterStats {
             syncs: st.stats.syncs + sync.stats.syncs,
+            concurrent_syncs: sync.stats.concurrent_syncs,
             sync_time: st.stats.sync_time + sync.stats.sync_time,
             flush_groups: sync.stats.flush_groups,
             flush_group_members: sync.stats.flush_group_members,

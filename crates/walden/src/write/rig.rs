@@ -63,17 +63,19 @@ impl WriterRig {
         method: SyncMethod,
         direct: bool,
     ) -> Result<Self, SegmentError> {
-        Self::with_overlap(pages, start_page, method, direct, true)
+        Self::with_syncs(pages, start_page, method, direct, true, false)
     }
 
     /// As [`WriterRig::new`], with overlapped syncs if `overlap_syncs` (for
-    /// every round, however small: `Config::overlap_syncs_from` = 0).
-    pub fn with_overlap(
+    /// every round, however small: `Config::overlap_syncs_from` = 0), and
+    /// two syncs in flight at once if `concurrent_syncs`.
+    pub fn with_syncs(
         pages: u64,
         start_page: u64,
         method: SyncMethod,
         direct: bool,
         overlap_syncs: bool,
+        concurrent_syncs: bool,
     ) -> Result<Self, SegmentError> {
         let sim = SimStorage::new(1);
         let dir = Path::new("/wal");
@@ -97,7 +99,15 @@ impl WriterRig {
         Ok(WriterRig {
             sim,
             ring,
-            writer: Writer::new(method, direct, seg, start, true, overlap_syncs.then_some(0)),
+            writer: Writer::new(
+                method,
+                direct,
+                seg,
+                start,
+                true,
+                overlap_syncs.then_some(0),
+                concurrent_syncs,
+            ),
             files,
             start,
         })

@@ -325,6 +325,14 @@ impl SegmentOpener for SegmentSupply {
         self.files.open(segno, opts)
     }
 
+    fn open_again(
+        &self,
+        segno: u64,
+        opts: &OpenOptions,
+    ) -> Result<Box<dyn StorageFile>, SegmentError> {
+        self.files.open(segno, opts)
+    }
+
     fn entered_segment(&self, segno: u64) {
         tracing::debug!(segno, "writer entered segment");
         self.ask_preallocator(segno);

@@ -3,7 +3,8 @@
 //! durable point at or past its target, the durable point never goes back,
 //! one sync serves several flushers (with direct I/O too, the file then
 //! holding the ring's bytes), with and without overlapped syncs (a leader
-//! ending its lead before its sync); and with the first sync failing, every
+//! ending its lead before its sync), and with two syncs in flight at once
+//! (concurrent syncs); and with the first sync failing, every
 //! flusher it would have covered gets an error, nothing is reported durable
 //! after it, and the writer refuses further work.
 //!
@@ -15,7 +16,9 @@ use shuttle::sync::Arc;
 use shuttle::thread;
 
 use super::rig::WriterRig;
+use super::SegmentOpener;
 use crate::lsn::{Lsn, PAGE_SIZE};
+use crate::segment::{OpenOptions, SegmentError, StorageFile};
 use crate::sync::shuttle_support;
 use crate::write::{Caller, SyncMethod};
 
@@ -25,13 +28,72 @@ const PAGES: u64 = 4;
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 1_000;
 
-fn setup(direct: bool, overlap: bool) -> Arc<WriterRig> {
-    Arc::new(WriterRig::with_overlap(PAGES, 0, SyncMethod::Fdatasync, direct, overlap).unwrap())
+/// The rig's segment files, whose syncs let other threads run first: a
+/// sync takes long enough for others to work meanwhile, which is what
+/// overlapped and concurrent syncs are for.
+struct Yielding<'a>(&'a dyn SegmentOpener);
+
+/// Scheduling points a sync lets pass: long enough for another flusher to
+/// lead, write and sync meanwhile in some schedules.
+const SYNC_YIELDS: usize = 20;
+
+fn sync_takes_long() {
+    for _ in 0..SYNC_YIELDS {
+        thread::yield_now();
+    }
 }
 
-/// Runs the flushers (and an observer); returns each flusher's target and
-/// outcome.
-fn flush_all(s: &Arc<WriterRig>) -> Vec<(Lsn, Result<Lsn, String>)> {
+#[derive(Debug)]
+struct YieldingFile(Box<dyn StorageFile>);
+
+impl StorageFile for YieldingFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.0.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+        self.0.write_at(buf, offset)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        sync_takes_long();
+        self.0.sync_data()
+    }
+    fn sync_all(&self) -> std::io::Result<()> {
+        sync_takes_long();
+        self.0.sync_all()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.0.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.0.set_len(len)
+    }
+}
+
+impl SegmentOpener for Yielding<'_> {
+    fn open_segment(
+        &self,
+        segno: u64,
+        opts: &OpenOptions,
+    ) -> Result<Box<dyn StorageFile>, SegmentError> {
+        Ok(Box::new(YieldingFile(self.0.open_segment(segno, opts)?)))
+    }
+
+    fn entered_segment(&self, segno: u64) {
+        self.0.entered_segment(segno);
+    }
+}
+
+fn setup(direct: bool, overlap: bool, concurrent: bool) -> Arc<WriterRig> {
+    Arc::new(
+        WriterRig::with_syncs(PAGES, 0, SyncMethod::Fdatasync, direct, overlap, concurrent)
+            .unwrap(),
+    )
+}
+
+/// Runs the flushers (and an observer), each flushing `rounds` times to a
+/// higher target (stopping at an error), the last one starting late;
+/// returns each flush's target and outcome.
+fn flush_all(s: &Arc<WriterRig>, rounds: u64) -> Vec<(Lsn, Result<Lsn, String>)> {
     let observer = {
         let s = s.clone();
         thread::spawn(move || {
@@ -51,17 +113,37 @@ fn flush_all(s: &Arc<WriterRig>) -> Vec<(Lsn, Result<Lsn, String>)> {
         .map(|i| {
             let s = s.clone();
             thread::spawn(move || {
-                let target = Lsn(s.start.0 + i * (PAGES * PAGE_SIZE - 64) / FLUSHERS);
-                s.writer.request_flush(target);
-                let r = s
-                    .writer
-                    .write(&s.ring, &s.files, target, Caller::Flush, || target)
-                    .map_err(|e| e.to_string());
-                (target, r)
+                let mut out = Vec::new();
+                if i == FLUSHERS {
+                    // The last one comes late, most often while an earlier
+                    // round's sync is in flight.
+                    sync_takes_long();
+                }
+                for round in 0..rounds {
+                    let k = round * FLUSHERS + i;
+                    let target =
+                        Lsn(s.start.0 + k * (PAGES * PAGE_SIZE - 64) / (FLUSHERS * rounds));
+                    s.writer.request_flush(target);
+                    let r = s
+                        .writer
+                        .write(&s.ring, &Yielding(&s.files), target, Caller::Flush, || {
+                            target
+                        })
+                        .map_err(|e| e.to_string());
+                    let failed = r.is_err();
+                    out.push((target, r));
+                    if failed {
+                        break;
+                    }
+                }
+                out
             })
         })
         .collect();
-    let out = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let out = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
     observer.join().unwrap();
     out
 }
@@ -70,21 +152,31 @@ fn flush_all(s: &Arc<WriterRig>) -> Vec<(Lsn, Result<Lsn, String>)> {
 /// `direct`, the segment file then holds the ring's bytes up to the
 /// highest target, however the whole-page writes (each rewriting the
 /// partial page the one before left) interleaved.
-fn check_group_flush(direct: bool, overlap: bool) {
+fn check_group_flush(direct: bool, overlap: bool, concurrent: bool) {
+    // Schedules in which two syncs were in flight at once (std's atomics:
+    // outside the model, counted across its iterations).
+    let overlapping = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = overlapping.clone();
     shuttle::check_random(
         move || {
-            let s = setup(direct, overlap);
-            let results = flush_all(&s);
+            let s = setup(direct, overlap, concurrent);
+            // Two rounds each with concurrent syncs: a flusher that comes
+            // back while a round's sync is in flight leads one of its own.
+            let rounds = if concurrent { 2 } else { 1 };
+            let results = flush_all(&s, rounds);
             for (target, r) in &results {
                 let got = r.as_ref().unwrap();
                 assert!(*got >= *target, "flush to {target} returned {got}");
             }
             let stats = s.writer.stats();
+            if stats.concurrent_syncs > 0 {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let syncs = stats.syncs;
-            assert!((1..=FLUSHERS).contains(&syncs), "{syncs} syncs");
-            // Each flusher is a member of exactly one group flush, and each
+            assert!((1..=FLUSHERS * rounds).contains(&syncs), "{syncs} syncs");
+            // Each flush is a member of exactly one group flush, and each
             // group flush synced.
-            assert_eq!(stats.flush_group_members, FLUSHERS, "{stats:?}");
+            assert_eq!(stats.flush_group_members, FLUSHERS * rounds, "{stats:?}");
             assert!((1..=syncs).contains(&stats.flush_groups), "{stats:?}");
             if direct {
                 let end = results.iter().map(|(t, _)| *t).max().unwrap_or(s.start);
@@ -99,31 +191,45 @@ fn check_group_flush(direct: bool, overlap: bool) {
         },
         shuttle_support::iterations(ITERATIONS),
     );
+    // Relaxed: every iteration has run.
+    let overlapping = overlapping.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(
+        overlapping > 0,
+        concurrent,
+        "{overlapping} schedules ran two syncs at once"
+    );
 }
 
 #[test]
 fn group_flush_makes_every_target_durable() {
-    check_group_flush(false, true);
+    check_group_flush(false, true, false);
 }
 
 #[test]
 fn group_flush_with_direct_io_makes_every_target_durable() {
-    check_group_flush(true, true);
+    check_group_flush(true, true, false);
 }
 
 #[test]
 fn group_flush_without_overlapped_syncs_makes_every_target_durable() {
-    check_group_flush(false, false);
+    check_group_flush(false, false, false);
 }
 
 #[test]
-fn a_failed_sync_fails_every_flusher_it_covered() {
+fn group_flush_with_concurrent_syncs_makes_every_target_durable() {
+    check_group_flush(false, true, true);
+    check_group_flush(true, true, true);
+}
+
+/// The first sync to reach the disk fails: every flusher told its data is
+/// durable has it below the durable point, which never moves again.
+fn check_a_failed_sync(concurrent: bool) {
     // Random schedules, as in the test above.
     shuttle::check_random(
-        || {
-            let s = setup(false, true);
+        move || {
+            let s = setup(false, true, concurrent);
             s.sim.fail_sync(1, false);
-            let results = flush_all(&s);
+            let results = flush_all(&s, if concurrent { 2 } else { 1 });
             let durable = s.writer.flushed();
             assert!(s.writer.check().is_err(), "the writer is poisoned");
             for (target, r) in &results {
@@ -145,4 +251,14 @@ fn a_failed_sync_fails_every_flusher_it_covered() {
         },
         shuttle_support::iterations(ITERATIONS),
     );
+}
+
+#[test]
+fn a_failed_sync_fails_every_flusher_it_covered() {
+    check_a_failed_sync(false);
+}
+
+#[test]
+fn with_concurrent_syncs_a_failed_sync_fails_every_flusher_it_covered() {
+    check_a_failed_sync(true);
 }

@@ -60,6 +60,10 @@ pub struct WriterStats {
     pub syncs: u64,
     /// Time spent in syncs (and in synchronous writes).
     pub sync_time: Duration,
+    /// Of `syncs`, those that started while another sync was in flight
+    /// ([`crate::Config::concurrent_syncs`]; always 0 without it).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub concurrent_syncs: u64,
     /// Calls that wanted data durable.
     pub flush_requests: u64,
     /// Of those, calls that waited for another thread's flush and found

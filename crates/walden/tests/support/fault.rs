@@ -44,6 +44,8 @@ pub const SEGMENTS_AHEAD: &[usize] = &[2, 0, 1, 4];
 pub const DIRECT_IO: &[bool] = &[false, true];
 /// With and without overlapped syncs (the default first).
 pub const OVERLAP_SYNCS: &[bool] = &[true, false];
+/// With and without concurrent syncs (the default first).
+pub const CONCURRENT_SYNCS: &[bool] = &[true, false];
 /// Streaming of large records: every page crossed (these logs' records
 /// span at most three pages), and off.
 pub const STREAM_AFTER: &[u64] = &[8192, 0];
@@ -65,9 +67,10 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
 /// segment preparation, the segments kept ready ahead, direct I/O,
-/// overlapped syncs, streaming and write-through go round the combinations
-/// (every format meets every preparation, with and without direct I/O,
-/// with and without overlapped syncs, streaming and write-through).
+/// overlapped and concurrent syncs, streaming and write-through go round
+/// the combinations (every format meets every preparation, with and
+/// without direct I/O, with and without overlapped syncs, concurrent
+/// syncs, streaming and write-through).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -112,6 +115,11 @@ pub fn strategy_configs() -> Vec<Config> {
                                     // that write-through meets both.
                                     write_through_from: WRITE_THROUGH_FROM
                                         [k / 8 % WRITE_THROUGH_FROM.len()],
+                                    // k / 16: turns after write-through, so
+                                    // that concurrent syncs meet both
+                                    // settings of each of the above.
+                                    concurrent_syncs: CONCURRENT_SYNCS
+                                        [k / 16 % CONCURRENT_SYNCS.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
