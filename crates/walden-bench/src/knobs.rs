@@ -190,7 +190,7 @@ pub struct SegmentArgs {
     pub overlap_syncs_from: Option<u64>,
     /// Concurrent syncs: up to two syncs in flight at once, each through a
     /// file description of its own: true or false [default: the library's,
-    /// true].
+    /// false].
     #[arg(long)]
     pub concurrent_syncs: Option<bool>,
     /// Streaming of large records: every this many bytes an inserter
@@ -371,7 +371,7 @@ mod tests {
             (&["--overlap-syncs-from", "1MB"], |c| {
                 c.overlap_syncs_from == 1 << 20
             }),
-            (&["--concurrent-syncs", "false"], |c| !c.concurrent_syncs),
+            (&["--concurrent-syncs", "true"], |c| c.concurrent_syncs),
             (&["--stream-after", "128KB"], |c| {
                 c.stream_after == 128 << 10
             }),

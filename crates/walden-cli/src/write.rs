@@ -110,7 +110,7 @@ pub struct WriteArgs {
     pub overlap_syncs_from: String,
     /// Concurrent syncs: up to two syncs in flight at once, each through a
     /// file description of its own: true or false.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     pub concurrent_syncs: bool,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]

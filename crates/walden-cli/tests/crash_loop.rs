@@ -6,9 +6,10 @@
 //! counts of segments kept ready ahead, without and with direct I/O
 //! (`--direct-io`), without and with write-through of records that
 //! cover a page (`--write-through-from`), and with the default syncs, with
-//! every round's sync overlapped (two in flight at once, often, with 8
-//! committers) and with one sync at a time (`--overlap-syncs-from`,
-//! `--concurrent-syncs`), so one log mixes them all.
+//! every round's sync overlapped and two syncs in flight at once (often,
+//! with 8 committers), and with every round's sync overlapped one at a time
+//! (`--overlap-syncs-from`, `--concurrent-syncs`), so one log mixes them
+//! all.
 //!
 //! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
 //! `WALDEN_CRASH_LONG=1` is the long mode, 500 kills (docs/reliability.md);
@@ -37,13 +38,13 @@ const WRITE_THROUGH: [[&str; 4]; 2] = [
     ["--size", "0-3KB", "--write-through-from", "256KB"],
     ["--size", "0-20KB", "--write-through-from", "8KB"],
 ];
-/// Syncs: the defaults (overlapped for rounds of 64 KiB and more, two in
-/// flight at once), every round overlapped (so two syncs are often in
-/// flight at once), and every round overlapped with one sync at a time.
+/// Syncs: the defaults (overlapped for rounds of 64 KiB and more, one at
+/// a time), every round overlapped with two syncs in flight at once (often,
+/// with 8 committers), and every round overlapped one sync at a time.
 const SYNCS: [&[&str]; 3] = [
     &[],
+    &["--overlap-syncs-from", "0", "--concurrent-syncs", "true"],
     &["--overlap-syncs-from", "0"],
-    &["--overlap-syncs-from", "0", "--concurrent-syncs", "false"],
 ];
 
 #[test]

@@ -71,6 +71,8 @@ struct Plan {
     flush_every: u32,
     /// `--writer-delay-ms` (the background writer).
     writer_delay_ms: u32,
+    /// `--concurrent-syncs`.
+    concurrent_syncs: bool,
     /// Records of the first run, over the default.
     records_factor: u32,
 }
@@ -82,6 +84,7 @@ const PLAN: Plan = Plan {
     direct_io: false,
     flush_every: 1,
     writer_delay_ms: 200,
+    concurrent_syncs: false,
     records_factor: 1,
 };
 
@@ -112,6 +115,7 @@ fn write_args(
         ("--segment-prep", plan.how.into()),
         ("--segments-ahead", plan.ahead.to_string()),
         ("--writer-delay-ms", plan.writer_delay_ms.to_string()),
+        ("--concurrent-syncs", plan.concurrent_syncs.to_string()),
         ("--crash-at-io", crash_at.to_string()),
     ] {
         args.push(k.into());
@@ -233,8 +237,10 @@ fn a_crash_at_every_write_sync_and_rename_loses_no_acknowledged_record() {
     );
 }
 
-/// Segments allocated with `fallocate`, and the background writer writing
-/// and syncing every millisecond between the flushes of every 16th record.
+/// Segments allocated with `fallocate`, the background writer writing
+/// and syncing every millisecond between the flushes of every 16th record,
+/// and two syncs allowed in flight at once (the background writer's and a
+/// flush's, each through its slot's description of the segment).
 #[test]
 fn a_crash_at_every_call_with_fallocated_segments_loses_no_acknowledged_record() {
     let plan = Plan {
@@ -242,6 +248,7 @@ fn a_crash_at_every_call_with_fallocated_segments_loses_no_acknowledged_record()
         how: "fallocate",
         flush_every: 16,
         writer_delay_ms: 1,
+        concurrent_syncs: true,
         records_factor: 2,
         ..PLAN
     };

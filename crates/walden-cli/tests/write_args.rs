@@ -28,6 +28,11 @@ fn impossible_values_are_errors() {
     refused(&["write", d, "--insert-slots", "0"], "insert");
     refused(&["write", d, "--segment-size", "3MB"], "segment");
     refused(&["write", d, "--segments-ahead", "100000"], "segments");
+    refused(
+        &["write", d, "--concurrent-syncs", "maybe"],
+        "--concurrent-syncs",
+    );
+    refused(&["write", d, "--overlap-syncs-from", "lots"], "lots");
     assert!(!dir.exists(), "a refused write created the log");
     refused(&["bench", "splice", "--segments", "0"], "--segments");
     refused(&["bench", "splice", "--max-sectors", "0"], "--max-sectors");

@@ -190,9 +190,12 @@ pub struct Config {
     /// the next leader then syncs its round beside the sync in flight
     /// instead of waiting for it to end. Only the methods that sync after
     /// writing ([`SyncMethod::Fsync`], [`SyncMethod::Fdatasync`]) have syncs
-    /// to run at once. Default true (1 MiB durable messages at two threads,
-    /// 2 vCPUs: 1.82–1.89 against 1.60–1.62 GB/s without); docs/io.md ("Two
-    /// syncs in flight on one file").
+    /// to run at once. Default false: on the 2-vCPU machine it measured
+    /// the same as without (1 MiB durable messages at two threads, four
+    /// alternations: 1.56–1.78 GB/s against 1.64–1.85), where two writers
+    /// syncing two files ran only 5 % faster than one; a device that keeps
+    /// several flushes in flight may gain. docs/io.md ("Two syncs in flight
+    /// on one file").
     pub concurrent_syncs: bool,
     /// Streaming of large records: an inserter copying a record that
     /// crosses pages advertises its progress at the next page boundary
@@ -333,7 +336,7 @@ impl Default for Config {
             direct_io: false,
             overlap_syncs: true,
             overlap_syncs_from: 64 << 10,
-            concurrent_syncs: true,
+            concurrent_syncs: false,
             stream_after: 0,
             write_through_from: 256 << 10,
             bench_unreadable_ceiling: false,

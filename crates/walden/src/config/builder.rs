@@ -162,7 +162,7 @@ mod tests {
             direct_io: true,
             overlap_syncs: false,
             overlap_syncs_from: 1 << 20,
-            concurrent_syncs: false,
+            concurrent_syncs: true,
             stream_after: 256 << 10,
             write_through_from: 512 << 10,
             stuck_wait_timeout: None,

@@ -44,8 +44,8 @@ pub const SEGMENTS_AHEAD: &[usize] = &[2, 0, 1, 4];
 pub const DIRECT_IO: &[bool] = &[false, true];
 /// With and without overlapped syncs (the default first).
 pub const OVERLAP_SYNCS: &[bool] = &[true, false];
-/// With and without concurrent syncs (the default first).
-pub const CONCURRENT_SYNCS: &[bool] = &[true, false];
+/// Without and with concurrent syncs (the default first).
+pub const CONCURRENT_SYNCS: &[bool] = &[false, true];
 /// Streaming of large records: every page crossed (these logs' records
 /// span at most three pages), and off.
 pub const STREAM_AFTER: &[u64] = &[8192, 0];
