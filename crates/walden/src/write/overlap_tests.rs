@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::rig::WriterRig;
+use super::rig::{SyncWrappedSegments, WriterRig};
 use super::*;
 use crate::lsn::PAGE_SIZE;
 
@@ -39,7 +39,7 @@ impl SyncGate {
     }
 
     /// Runs `sync` once the gate lets this sync through.
-    fn pass(&self, sync: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+    fn pass(&self, sync: &dyn Fn() -> std::io::Result<()>) -> std::io::Result<()> {
         let mut state = self.state.lock().unwrap();
         let n = state.arrived;
         state.arrived += 1;
@@ -84,59 +84,9 @@ impl SyncGate {
     }
 }
 
-/// A segment file whose syncs pass its gate first.
-#[derive(Debug)]
-struct GatedFile(Box<dyn StorageFile>, Arc<SyncGate>);
-
-impl StorageFile for GatedFile {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        self.0.read_at(buf, offset)
-    }
-    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
-        self.0.write_at(buf, offset)
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        self.1.pass(|| self.0.sync_data())
-    }
-    fn sync_all(&self) -> std::io::Result<()> {
-        self.1.pass(|| self.0.sync_all())
-    }
-    fn len(&self) -> std::io::Result<u64> {
-        self.0.len()
-    }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        self.0.set_len(len)
-    }
-}
-
-/// The rig's segment files, each opened behind the gate; counts the opens.
-struct GatedSegments<'a>(&'a WriterRig, Arc<SyncGate>, std::sync::atomic::AtomicUsize);
-
-impl<'a> GatedSegments<'a> {
-    fn new(rig: &'a WriterRig, gate: Arc<SyncGate>) -> Self {
-        GatedSegments(rig, gate, Default::default())
-    }
-
-    fn opens(&self) -> usize {
-        // Relaxed: read after the opens, on the thread that made them or
-        // after joining it.
-        self.2.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-impl SegmentOpener for GatedSegments<'_> {
-    fn open_segment(
-        &self,
-        segno: u64,
-        opts: &OpenOptions,
-    ) -> Result<Box<dyn StorageFile>, SegmentError> {
-        // Relaxed: a count, see `opens`.
-        self.2.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let file = self.0.files.open_segment(segno, opts)?;
-        Ok(Box::new(GatedFile(file, self.1.clone())))
-    }
-
-    fn entered_segment(&self, _segno: u64) {}
+/// The rig's segment files, each of whose syncs passes `gate` first.
+fn gated(rig: &WriterRig, gate: Arc<SyncGate>) -> SyncWrappedSegments<'_> {
+    SyncWrappedSegments::new(&rig.files, Arc::new(move |sync| gate.pass(sync)))
 }
 
 /// Waits (at most 20 s) until `done` holds.
@@ -158,7 +108,7 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
 fn a_second_flusher_during_a_sync(overlap: bool) {
     let rig = WriterRig::with_syncs(8, 0, SyncMethod::Fdatasync, false, overlap, false).unwrap();
     let gate = SyncGate::held();
-    let segments = GatedSegments::new(&rig, gate.clone());
+    let segments = gated(&rig, gate.clone());
     let (writer, start) = (&rig.writer, rig.start);
     let first = Lsn(start.0 + PAGE_SIZE);
     let second = Lsn(start.0 + 3 * PAGE_SIZE);
@@ -212,7 +162,7 @@ fn without_overlapped_syncs_the_next_flusher_waits_for_the_whole_round() {
 fn a_second_sync_beside_the_first(first_fails: bool) {
     let rig = WriterRig::with_syncs(8, 0, SyncMethod::Fdatasync, false, true, true).unwrap();
     let gate = SyncGate::held();
-    let segments = GatedSegments::new(&rig, gate.clone());
+    let segments = gated(&rig, gate.clone());
     let (writer, start) = (&rig.writer, rig.start);
     let first = Lsn(start.0 + PAGE_SIZE);
     let second = Lsn(start.0 + 3 * PAGE_SIZE);

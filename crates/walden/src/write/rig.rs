@@ -113,3 +113,99 @@ impl WriterRig {
         })
     }
 }
+
+/// Segment files whose syncs a test wraps (the gate tests and the shuttle
+/// model; the loom models do not use the rig's files).
+#[cfg(not(loom))]
+mod sync_wrapped {
+    use std::sync::Arc;
+
+    use super::{SegmentFiles, SegmentOpener};
+    use crate::segment::{OpenOptions, SegmentError, StorageFile};
+
+    /// What a test runs around each sync of a segment file: it calls the sync
+    /// it is given (or not) and returns its result.
+    pub type AroundSync =
+        dyn Fn(&dyn Fn() -> std::io::Result<()>) -> std::io::Result<()> + Send + Sync;
+
+    /// A segment file whose syncs go through a test's [`AroundSync`].
+    #[derive(Clone)]
+    struct SyncWrapped(Arc<dyn StorageFile>, Arc<AroundSync>);
+
+    impl std::fmt::Debug for SyncWrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_tuple("SyncWrapped")
+                .field(&self.0)
+                .finish_non_exhaustive()
+        }
+    }
+
+    impl StorageFile for SyncWrapped {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            self.0.read_at(buf, offset)
+        }
+        fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+            self.0.write_at(buf, offset)
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            (self.1)(&|| self.0.sync_data())
+        }
+        fn sync_all(&self) -> std::io::Result<()> {
+            (self.1)(&|| self.0.sync_all())
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            self.0.len()
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.0.set_len(len)
+        }
+    }
+
+    /// The rig's segment files, each of whose syncs runs through `around`;
+    /// counts the opens (every open file description of a segment).
+    pub struct SyncWrappedSegments<'a> {
+        files: &'a SegmentFiles,
+        around: Arc<AroundSync>,
+        opens: std::sync::atomic::AtomicUsize,
+    }
+
+    impl<'a> SyncWrappedSegments<'a> {
+        /// `files`' segments, their syncs run through `around`.
+        pub fn new(files: &'a SegmentFiles, around: Arc<AroundSync>) -> Self {
+            SyncWrappedSegments {
+                files,
+                around,
+                opens: Default::default(),
+            }
+        }
+
+        /// The segments opened so far.
+        #[cfg_attr(shuttle, allow(dead_code))]
+        pub fn opens(&self) -> usize {
+            // Relaxed: a count, read after the opens, on the thread that made
+            // them or after joining it.
+            self.opens.load(std::sync::atomic::Ordering::Relaxed)
+        }
+    }
+
+    impl SegmentOpener for SyncWrappedSegments<'_> {
+        fn open_segment(
+            &self,
+            segno: u64,
+            opts: &OpenOptions,
+        ) -> Result<Box<dyn StorageFile>, SegmentError> {
+            // Relaxed: a count, see `opens`.
+            self.opens
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let file = self.files.open_segment(segno, opts)?;
+            Ok(Box::new(SyncWrapped(Arc::from(file), self.around.clone())))
+        }
+
+        fn entered_segment(&self, segno: u64) {
+            self.files.entered_segment(segno);
+        }
+    }
+}
+
+#[cfg(not(loom))]
+pub use sync_wrapped::SyncWrappedSegments;

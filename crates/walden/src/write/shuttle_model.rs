@@ -15,10 +15,8 @@
 use shuttle::sync::Arc;
 use shuttle::thread;
 
-use super::rig::WriterRig;
-use super::SegmentOpener;
+use super::rig::{SyncWrappedSegments, WriterRig};
 use crate::lsn::{Lsn, PAGE_SIZE};
-use crate::segment::{OpenOptions, SegmentError, StorageFile};
 use crate::sync::shuttle_support;
 use crate::write::{Caller, SyncMethod};
 
@@ -27,11 +25,6 @@ const PAGES: u64 = 4;
 
 /// Iterations per scheduler unless `WALDEN_SHUTTLE_ITERATIONS` says.
 const ITERATIONS: usize = 1_000;
-
-/// The rig's segment files, whose syncs let other threads run first: a
-/// sync takes long enough for others to work meanwhile, which is what
-/// overlapped and concurrent syncs are for.
-struct Yielding<'a>(&'a dyn SegmentOpener);
 
 /// Scheduling points a sync lets pass: long enough for another flusher to
 /// lead, write and sync meanwhile in some schedules.
@@ -43,44 +36,17 @@ fn sync_takes_long() {
     }
 }
 
-#[derive(Debug)]
-struct YieldingFile(Box<dyn StorageFile>);
-
-impl StorageFile for YieldingFile {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        self.0.read_at(buf, offset)
-    }
-    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<usize> {
-        self.0.write_at(buf, offset)
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        sync_takes_long();
-        self.0.sync_data()
-    }
-    fn sync_all(&self) -> std::io::Result<()> {
-        sync_takes_long();
-        self.0.sync_all()
-    }
-    fn len(&self) -> std::io::Result<u64> {
-        self.0.len()
-    }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        self.0.set_len(len)
-    }
-}
-
-impl SegmentOpener for Yielding<'_> {
-    fn open_segment(
-        &self,
-        segno: u64,
-        opts: &OpenOptions,
-    ) -> Result<Box<dyn StorageFile>, SegmentError> {
-        Ok(Box::new(YieldingFile(self.0.open_segment(segno, opts)?)))
-    }
-
-    fn entered_segment(&self, segno: u64) {
-        self.0.entered_segment(segno);
-    }
+/// The rig's segment files, whose syncs let other threads run first: a
+/// sync takes long enough for others to work meanwhile, which is what
+/// overlapped and concurrent syncs are for.
+fn yielding(s: &WriterRig) -> SyncWrappedSegments<'_> {
+    SyncWrappedSegments::new(
+        &s.files,
+        std::sync::Arc::new(|sync| {
+            sync_takes_long();
+            sync()
+        }),
+    )
 }
 
 fn setup(direct: bool, overlap: bool, concurrent: bool) -> Arc<WriterRig> {
@@ -126,9 +92,7 @@ fn flush_all(s: &Arc<WriterRig>, rounds: u64) -> Vec<(Lsn, Result<Lsn, String>)>
                     s.writer.request_flush(target);
                     let r = s
                         .writer
-                        .write(&s.ring, &Yielding(&s.files), target, Caller::Flush, || {
-                            target
-                        })
+                        .write(&s.ring, &yielding(&s), target, Caller::Flush, || target)
                         .map_err(|e| e.to_string());
                     let failed = r.is_err();
                     out.push((target, r));

@@ -64,10 +64,28 @@ fn thirty_two_committers_share_syncs() {
 /// acknowledged record intact.
 #[test]
 fn a_herd_of_committers_loses_nothing_and_the_durable_point_only_advances() {
+    herd(Config::default());
+}
+
+/// The herd with two syncs in flight at once (every round handed on before
+/// its sync): the same, and some syncs did run beside another.
+#[test]
+fn a_herd_with_concurrent_syncs_loses_nothing_and_the_durable_point_only_advances() {
+    let stats = herd(Config {
+        concurrent_syncs: true,
+        overlap_syncs_from: 0,
+        ..Config::default()
+    });
+    assert!(stats.writer.concurrent_syncs > 0, "{:?}", stats.writer);
+}
+
+/// Runs the herd on a log with `config`'s strategies; returns the log's
+/// last counters.
+fn herd(config: Config) -> Stats {
     let (dir, wal) = committers_log(Config {
         segment_size: 1 << 20,
         buffers: 16 * 8192,
-        ..Config::default()
+        ..config
     });
     let before = wal.stats();
     let (threads, per_thread) = (192u32, 12u32);
@@ -130,6 +148,7 @@ fn a_herd_of_committers_loses_nothing_and_the_durable_point_only_advances() {
     for (lsn, data) in acked.iter().flatten() {
         assert_eq!(by_lsn.get(lsn), Some(data), "acknowledged record at {lsn}");
     }
+    after
 }
 
 /// What the flush-group counters must say about a run of committers with
