@@ -183,9 +183,10 @@ pub struct SegmentArgs {
     /// flight: true or false [default: the library's, true].
     #[arg(long)]
     pub overlap_syncs: Option<bool>,
-    /// With overlapped syncs, the fewest bytes a round must write to hand
-    /// the lead on before its sync, e.g. 64KB (0: every round) [default:
-    /// the library's, 64 KiB].
+    /// With overlapped syncs, the fewest bytes a round must write (with
+    /// concurrent syncs: its sync must make durable) to hand the lead on
+    /// before its sync, e.g. 64KB (0: every round) [default: the library's,
+    /// 64 KiB].
     #[arg(long, value_parser = parse_size_arg)]
     pub overlap_syncs_from: Option<u64>,
     /// Concurrent syncs: up to two syncs in flight at once, each through a

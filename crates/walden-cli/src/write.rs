@@ -102,10 +102,11 @@ pub struct WriteArgs {
     /// open_sync.
     #[arg(long, default_value = "256KB")]
     pub write_through_from: String,
-    /// Overlapped syncs: a flush round that makes at least this many bytes
-    /// durable (with KB/MB suffix; 0: every round) hands the lead on
-    /// before its sync, so the next round writes (and, with concurrent
-    /// syncs, syncs) while it is in flight.
+    /// Overlapped syncs: a flush round that writes at least this many
+    /// bytes (with --concurrent-syncs true: makes that many durable; with
+    /// KB/MB suffix; 0: every round) hands the lead on before its sync, so
+    /// the next round writes (and, with concurrent syncs, syncs) while it
+    /// is in flight.
     #[arg(long, default_value = "64KB")]
     pub overlap_syncs_from: String,
     /// Concurrent syncs: up to two syncs in flight at once, each through a

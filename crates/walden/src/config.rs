@@ -174,7 +174,8 @@ pub struct Config {
     /// [`Config::overlap_syncs_from`] bytes; docs/io.md ("Overlapped syncs").
     pub overlap_syncs: bool,
     /// With [`Config::overlap_syncs`], the fewest bytes a round must write
-    /// for its leader to hand the lead on before its sync. A small round's
+    /// (with [`Config::concurrent_syncs`]: its sync must make durable) for
+    /// its leader to hand the lead on before its sync. A small round's
     /// sync is short and many flushers are parked behind it (small
     /// commits): handing on early wakes them twice per round, once at the
     /// early release and once when the sync covers them, which cost more
