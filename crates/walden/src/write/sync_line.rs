@@ -125,9 +125,10 @@ impl SyncLine {
                 .find(|&n| line.covers[self.slot(n)] >= upto)
             {
                 // That sync started after `upto` was written: wait for it.
-                return match self.wait_published(line, n, poisoned) {
-                    Some(_) => Ok(Ran::Covered),
-                    None => Err(Stopped::Poisoned),
+                return if self.wait_published(line, n, poisoned) {
+                    Ok(Ran::Covered)
+                } else {
+                    Err(Stopped::Poisoned)
                 };
             }
             if in_flight.end - in_flight.start < self.slots as u64 {
@@ -170,9 +171,10 @@ impl SyncLine {
         if let Err(e) = result {
             return Err(Stopped::Failed(e));
         }
-        match self.wait_published(line, n, poisoned) {
-            Some(_) => Ok(Ran::Synced { overlapped }),
-            None => Err(Stopped::Poisoned),
+        if self.wait_published(line, n, poisoned) {
+            Ok(Ran::Synced { overlapped })
+        } else {
+            Err(Stopped::Poisoned)
         }
     }
 
@@ -204,22 +206,22 @@ impl SyncLine {
         (n % self.slots as u64) as usize
     }
 
-    /// Waits until sync `n` is published; `None` if the log is poisoned
-    /// first.
-    fn wait_published<'a>(
+    /// Waits, holding `line`, until sync `n` is published (true) or the
+    /// log is poisoned (false); releases the lock either way.
+    fn wait_published(
         &self,
-        mut line: MutexGuard<'a, Line>,
+        mut line: MutexGuard<'_, Line>,
         n: u64,
         poisoned: &AtomicBool,
-    ) -> Option<MutexGuard<'a, Line>> {
+    ) -> bool {
         loop {
             // Acquire: as in `run`; checked first, as a poisoned line
             // publishes nothing more.
             if poisoned.load(Ordering::Acquire) {
-                return None;
+                return false;
             }
             if line.published > n {
-                return Some(line);
+                return true;
             }
             line = self.wait(line);
         }
