@@ -758,10 +758,60 @@ impl InsertPath {
         }
         let through = ThroughPages::new(page, &parts[..used]);
         debug_assert_eq!(through.end(), end);
+        let through = match self.copy_tail(page, end, src, progress)? {
+            Some(tail_end) => through.with_tail(tail_end),
+            None => through,
+        };
         self.writer
             .write_through(&self.ring, &self.supply, &through)?;
-        progress.advertise(end);
-        Ok(Some(end))
+        progress.advertise(through.end());
+        Ok(Some(through.end()))
+    }
+
+    /// For a write-through of the pages `[page, end)`: if the rest of the
+    /// record in `src` ends in the page at `end`, in the same segment,
+    /// copies it there in the ring (with the page's header, which marks
+    /// it continued, and the alignment padding) and returns where it ends,
+    /// so that the same write takes that page and the flush after the
+    /// insert finds nothing left to write. `None`, with nothing copied,
+    /// where the rest covers that page whole, crosses into another
+    /// segment, or where that page's ring slot would be one of the
+    /// written-through pages' (a record longer than the ring: freeing it
+    /// would wait for this insertion).
+    ///
+    /// We advertise `page` meanwhile, not more: the pages from there on
+    /// are not written yet, and their ring slots hold nothing of ours.
+    fn copy_tail(
+        &self,
+        page: Lsn,
+        end: Lsn,
+        src: &mut Parts,
+        progress: &impl InsertionProgress,
+    ) -> Result<Option<Lsn>, Error> {
+        let header = self.seg.page_header_size(end);
+        let rest = src.remaining() as u64;
+        let same_segment = self.seg.segno(end) == self.seg.segno(page);
+        let in_ring = end.0 + PAGE_SIZE - page.0 <= self.ring.bytes();
+        if rest == 0 || rest >= PAGE_SIZE - header || !same_segment || !in_ring {
+            return Ok(None);
+        }
+        self.map_page(end, page, progress)?;
+        // SAFETY: the page is initialised and our record covers its start.
+        unsafe { self.ring.set_contrecord(end, rest as u32) };
+        let mut at = Lsn(end.0 + header);
+        while src.remaining() > 0 {
+            let bytes = src.take(src.remaining());
+            // SAFETY: the page is initialised and these bytes are ours.
+            unsafe { self.ring.copy_in(at, bytes) };
+            at = Lsn(at.0 + bytes.len() as u64);
+        }
+        // The padding is ours too, and never past the page's end.
+        let pad = (maxalign(at.0) - at.0) as usize;
+        if pad > 0 {
+            // SAFETY: the page is initialised and the padding is ours.
+            unsafe { self.ring.zero(at, pad) };
+        }
+        Ok(Some(Lsn(at.0 + pad as u64)))
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

@@ -382,11 +382,14 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
 }
 
 /// A record written through takes the ring's bytes below its first whole
-/// page (an earlier record and its own first bytes, one page here) in the
-/// same write as its whole pages: one write for the insert, starting at
-/// that ring page and ending at its last whole page.
+/// page (an earlier record and its own first bytes, one page here), its
+/// whole pages and the page its last bytes end in (from the ring, copied
+/// there first) in one write: from that ring page to the end of the
+/// record's last page, `written` at the record's end; the flush after it
+/// then writes nothing. (That the log is the ring copy's, byte for byte,
+/// is `write_through_writes_the_same_log_as_the_rings_copy`.)
 #[test]
-fn write_through_writes_the_rings_pages_below_in_the_same_write() {
+fn write_through_writes_the_rings_pages_below_and_the_tail_in_the_same_write() {
     let dir = tempfile::tempdir().unwrap();
     let path = insert_path(dir.path(), &through_at_one_page());
     let small = path
@@ -395,24 +398,31 @@ fn write_through_writes_the_rings_pages_below_in_the_same_write() {
     let before = path.writer.stats();
     assert_eq!(before.writes, 0, "the small record is not written yet");
     let large = Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
-    path.insert(&large).expect("insert a large record");
+    let span = path.insert(&large).expect("insert a large record");
+    assert_ne!(span.end.page_offset(), 0, "the record ends inside a page");
     let stats = path.writer.stats();
     assert_eq!(
         stats.writes, 1,
-        "one write for the ring's page and the record's pages: {stats:?}"
+        "one write for the ring's page, the record's pages and its last page: {stats:?}"
+    );
+    assert_eq!(
+        path.writer.written(),
+        span.end,
+        "written up to the record's end"
     );
     let ring_page = small.start.page_start();
     assert_eq!(
-        path.writer.written().page_offset(),
-        0,
-        "written up to a page boundary"
-    );
-    assert_eq!(
         stats.bytes_written,
-        path.writer.written().0 - ring_page.0,
-        "from the ring's page to the record's last whole page"
+        span.end.page_start().0 + PAGE_SIZE - ring_page.0,
+        "from the ring's page to the end of the record's last page"
     );
     assert!(stats.bytes_by_write_through >= 4 * PAGE_SIZE, "{stats:?}");
+    path.flush(span.end, Caller::Flush).expect("flush");
+    assert_eq!(
+        path.writer.stats().writes,
+        1,
+        "the flush wrote nothing more"
+    );
 }
 
 /// A config that writes through every record covering a page whole,

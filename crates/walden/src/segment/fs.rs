@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use super::storage::{FileSyncMode, LockOutcome, OpenOptions, Storage, StorageFile, StorageLock};
 
-/// Parts one `pwritev(2)` takes at most (Linux's `IOV_MAX` is 1024): a
-/// write-through of up to 128 pages is about 256 parts, a header and the
-/// caller's bytes per page, so one or two calls; the `iovec` array stays
-/// on the stack (4 KiB).
-pub(crate) const IOV_CHUNK: usize = 256;
+/// Parts one `pwritev(2)` takes at most: Linux's `IOV_MAX`. A
+/// write-through of up to 128 pages is 256 parts or a few more (a header
+/// and the caller's bytes per page, the ring's pages below and above), so
+/// one call; the `iovec` array stays on the stack (16 KiB).
+pub(crate) const IOV_CHUNK: usize = 1024;
 
 /// The operating system's file system, with positional I/O (`pread(2)`,
 /// `pwrite(2)`), `O_DSYNC`/`O_SYNC` from [`FileSyncMode`] and `O_DIRECT`

@@ -177,8 +177,10 @@ enum Source<'a> {
     /// The buffer ring's pages.
     Ring(&'a BufferRing),
     /// The buffer ring's pages up to a large record's whole pages, then
-    /// those pages, from its inserter ([`Writer::write_through`]): in one
-    /// vectored write where they share a segment.
+    /// those pages, from its inserter, and the ring's page with the
+    /// record's end if the inserter copied it first
+    /// ([`Writer::write_through`]): in one vectored write where they share
+    /// a segment.
     Through(&'a BufferRing, &'a ThroughPages<'a>),
 }
 
@@ -188,8 +190,8 @@ struct WriterState {
     open: Option<OpenSegment>,
     /// Write counters (and, with `OpenDatasync`/`OpenSync`, syncs).
     stats: WriterStats,
-    /// With direct I/O, the page a partially filled last page is copied
-    /// into to be written whole (allocated at the first such write).
+    /// The page a partially filled last page is copied into to be written
+    /// whole (allocated at the first such write).
     tail_page: Option<Box<AlignedPage>>,
 }
 
@@ -702,10 +704,23 @@ impl Writer {
                 Source::Through(ring, pages) if end > pages.from() => {
                     assert_eq!(end, pages.end(), "write-through pages in one segment");
                     assert!(from <= pages.from(), "written past the pages' start");
-                    // SAFETY: see above.
-                    let (first, second) = unsafe { ring.range_parts(from, pages.from()) };
-                    write_ring_then_pages(open.files[0].as_ref(), [first, second], pages, offset)
-                        .map(|()| end.0 - from.0)
+                    let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
+                    // SAFETY: see above; the tail's bytes are its
+                    // inserter's, copied before the call.
+                    let (ring_parts, tail) = unsafe {
+                        (
+                            ring.range_parts(from, pages.from()),
+                            pages.tail(ring, tail_page),
+                        )
+                    };
+                    let (first, second) = ring_parts;
+                    write_ring_then_pages(
+                        open.files[0].as_ref(),
+                        [first, second],
+                        pages,
+                        tail,
+                        offset,
+                    )
                 }
                 Source::Ring(ring) | Source::Through(ring, _) => {
                     let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);

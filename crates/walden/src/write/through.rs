@@ -12,18 +12,23 @@
 //! ring's pages of that segment below them and the pages (one `pwritev`
 //! for a 1 MiB record: up to 256 parts a call).
 
+use super::whole_pages::last_page;
 use super::{Caller, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
 use crate::lsn::Lsn;
-use crate::segment::{StorageFile, IOV_CHUNK};
+use crate::lsn::PAGE_SIZE;
+use crate::segment::{AlignedPage, StorageFile, IOV_CHUNK};
 
 /// The bytes of the whole pages `[from, from + len)`, back to back in
-/// `parts`, within one segment.
+/// `parts`, within one segment; and, where the record's inserter copied
+/// its last bytes into the ring's page after them first, where they end
+/// there (the same write then takes that page, from the ring).
 #[derive(Debug)]
 pub(crate) struct ThroughPages<'a> {
     from: Lsn,
     parts: &'a [&'a [u8]],
     len: u64,
+    tail_end: Option<Lsn>,
 }
 
 impl<'a> ThroughPages<'a> {
@@ -31,7 +36,23 @@ impl<'a> ThroughPages<'a> {
     /// order, all in `from`'s segment.
     pub(crate) fn new(from: Lsn, parts: &'a [&'a [u8]]) -> Self {
         let len = parts.iter().map(|p| p.len() as u64).sum();
-        ThroughPages { from, parts, len }
+        ThroughPages {
+            from,
+            parts,
+            len,
+            tail_end: None,
+        }
+    }
+
+    /// The same pages, then the ring's page after them up to `end` (inside
+    /// that page, in the same segment): every byte of it below `end` is
+    /// copied into the ring.
+    pub(crate) fn with_tail(self, end: Lsn) -> Self {
+        debug_assert!(end > self.pages_end() && end.0 - self.pages_end().0 < PAGE_SIZE);
+        ThroughPages {
+            tail_end: Some(end),
+            ..self
+        }
     }
 
     /// Where the pages start.
@@ -39,23 +60,48 @@ impl<'a> ThroughPages<'a> {
         self.from
     }
 
-    /// Just past the last page.
-    pub(crate) fn end(&self) -> Lsn {
+    /// Just past the last whole page.
+    fn pages_end(&self) -> Lsn {
         Lsn(self.from.0 + self.len)
+    }
+
+    /// Where the write ends: the tail's end, or just past the last page.
+    pub(crate) fn end(&self) -> Lsn {
+        self.tail_end.unwrap_or(self.pages_end())
     }
 
     /// The bytes, as parts.
     pub(super) fn parts(&self) -> &'a [&'a [u8]] {
         self.parts
     }
+
+    /// The ring's last page, filled up to the tail's end and copied into
+    /// `tail_page` with the rest zeroed ([`last_page`]); empty without a
+    /// tail.
+    ///
+    /// # Safety
+    /// The write's contract ([`Writer::write_through`]): the tail's bytes
+    /// are copied, and its ring slot holds the page until the write is done.
+    pub(super) unsafe fn tail<'t>(
+        &self,
+        ring: &BufferRing,
+        tail_page: &'t mut AlignedPage,
+    ) -> &'t [u8] {
+        match self.tail_end {
+            // SAFETY: the caller's contract.
+            Some(end) => unsafe { last_page(ring, self.pages_end(), end, tail_page) },
+            None => &[],
+        }
+    }
 }
 
 impl Writer {
     /// Writes the ring's bytes from the written point up to `pages`' start
     /// (every insertion below it has finished: the caller's contract), then
-    /// `pages`, under the write lock, so that `written` moves to their end
-    /// (the ring's bytes in `pages`' segment and the pages in one vectored
-    /// write);
+    /// `pages` and their tail, if any (the ring's page after them, whose
+    /// bytes up to the tail's end the caller copied), under the write lock,
+    /// so that `written` moves to their end (the ring's bytes in `pages`'
+    /// segment, the pages and the tail in one vectored write);
     /// syncs nothing but the segments it finishes, as every write does, and
     /// with `OpenDatasync`/`OpenSync` the writes are durable when they
     /// return, as any write (the insert path does not write through with
@@ -84,34 +130,41 @@ impl Writer {
 }
 
 /// Writes `ring` (the ring's whole pages below `pages`, in up to two parts
-/// across its wrap, either or both empty) then `pages` to `file` at
-/// `offset`, the ring's parts and the pages' first parts in one vectored
-/// write of at most [`IOV_CHUNK`] parts (one `pwritev`: a 1 MiB record's
-/// 127 pages are 254 parts), the pages' other parts after them. The parts
-/// are gathered on the stack: the insert path allocates nothing per record.
+/// across its wrap, either or both empty), `pages` and `tail` (the ring's
+/// page after them, or empty) to `file` at `offset`, in vectored writes of
+/// at most [`IOV_CHUNK`] parts: one `pwritev` for a 1 MiB record (its 128
+/// pages are 256 parts or a few more). The parts are gathered on the
+/// stack: the insert path allocates nothing per record. Returns the bytes
+/// written.
 pub(super) fn write_ring_then_pages(
     file: &dyn StorageFile,
     ring: [&[u8]; 2],
     pages: &ThroughPages,
+    tail: &[u8],
     offset: u64,
-) -> std::io::Result<()> {
-    let mut head: [&[u8]; IOV_CHUNK] = [&[]; IOV_CHUNK];
-    let mut n = 0;
-    for part in ring.into_iter().filter(|part| !part.is_empty()) {
-        head[n] = part;
+) -> std::io::Result<u64> {
+    let mut batch: [&[u8]; IOV_CHUNK] = [&[]; IOV_CHUNK];
+    let (mut n, mut at) = (0, offset);
+    let mut write = |batch: &[&[u8]]| {
+        file.write_all_vectored_at(batch, at)?;
+        at += batch.iter().map(|part| part.len() as u64).sum::<u64>();
+        Ok::<_, std::io::Error>(())
+    };
+    let parts = ring
+        .into_iter()
+        .chain(pages.parts().iter().copied())
+        .chain([tail])
+        .filter(|part| !part.is_empty());
+    for part in parts {
+        if n == IOV_CHUNK {
+            write(&batch)?;
+            n = 0;
+        }
+        batch[n] = part;
         n += 1;
     }
-    let (first, rest) = pages
-        .parts()
-        .split_at(pages.parts().len().min(IOV_CHUNK - n));
-    head[n..n + first.len()].copy_from_slice(first);
-    let head = &head[..n + first.len()];
-    file.write_all_vectored_at(head, offset)?;
-    if rest.is_empty() {
-        return Ok(());
-    }
-    let written: usize = head.iter().map(|part| part.len()).sum();
-    file.write_all_vectored_at(rest, offset + written as u64)
+    write(&batch[..n])?;
+    Ok(at - offset)
 }
 
 #[cfg(test)]
@@ -119,9 +172,10 @@ mod tests {
     use super::*;
     use crate::segment::{FsStorage, OpenOptions, Storage};
 
-    /// The ring's parts (none, one or two) then pages of fewer or more
-    /// parts than one `pwritev` takes (so that the pages' parts are split
-    /// between two calls) land in order at their offset.
+    /// The ring's parts (none, one or two), then pages of fewer or more
+    /// parts than one `pwritev` takes (so that the parts are split between
+    /// two calls), then a tail page or none, land in order at their
+    /// offset, and the bytes written are counted.
     #[test]
     fn the_rings_parts_then_the_pages_land_in_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -141,8 +195,19 @@ mod tests {
                 let file = FsStorage
                     .open(&dir.path().join(format!("{case}-{count}")), &opts)
                     .unwrap();
-                write_ring_then_pages(file.as_ref(), ring, &pages, 8192).unwrap();
-                let want = [ring[0], ring[1], &parts.concat()].concat();
+                let tail = if case == 1 {
+                    &[][..]
+                } else {
+                    &[0xC3; 8192][..]
+                };
+                let written =
+                    write_ring_then_pages(file.as_ref(), ring, &pages, tail, 8192).unwrap();
+                let want = [ring[0], ring[1], &parts.concat(), tail].concat();
+                assert_eq!(
+                    written,
+                    want.len() as u64,
+                    "ring case {case}: bytes counted"
+                );
                 let mut got = vec![0; want.len()];
                 file.read_exact_at(&mut got, 8192).unwrap();
                 assert!(got == want, "ring case {case}, {count} parts: bytes differ");

@@ -7,16 +7,14 @@
 
 use crate::buffer::BufferRing;
 use crate::lsn::Lsn;
+use crate::lsn::PAGE_SIZE;
 use crate::segment::{AlignedPage, StorageFile};
 
 /// Writes the ring's bytes `[from, end)` (within one segment, `from` on a
 /// page boundary) to `file` at `offset` as whole pages: the
 /// pages wholly below `end` straight from the ring, in one vectored write
-/// with the last page if `end` falls inside it. That page is copied into
-/// `tail_page` up to `end` and the rest of it zeroed (what the ring holds
-/// past `end` may be a record another thread is still copying), so the
-/// page written is the one a reader would see, ending in zeros. Returns the
-/// bytes written.
+/// with the last page if `end` falls inside it, copied into `tail_page` up
+/// to `end` and the rest of it zeroed ([`last_page`]). Returns the bytes written.
 ///
 /// # Safety
 /// Every insertion below `end` has finished, and the ring's slots hold the
@@ -34,12 +32,8 @@ pub(super) unsafe fn write_whole_pages(
     // SAFETY: the caller's contract; at most the ring's size.
     let (first, second) = unsafe { ring.range_parts(from, whole_end) };
     let tail: &[u8] = if end > whole_end {
-        // SAFETY: the caller's contract; within one page, so no wrap.
-        let filled = unsafe { ring.range(whole_end, end) };
-        let (head, rest) = tail_page.0.split_at_mut(filled.len());
-        head.copy_from_slice(filled);
-        rest.fill(0);
-        &tail_page.0
+        // SAFETY: the caller's contract.
+        unsafe { last_page(ring, whole_end, end, tail_page) }
     } else {
         &[]
     };
@@ -52,4 +46,27 @@ pub(super) unsafe fn write_whole_pages(
     }
     file.write_all_vectored_at(&parts[..n], offset)?;
     Ok(parts.iter().map(|p| p.len() as u64).sum())
+}
+
+/// The page the ring holds at `page`, filled up to `end` (inside it),
+/// copied into `tail_page` with the rest zeroed: what the ring holds past
+/// `end` may be a record another thread is still copying, so the page
+/// written is the one a reader would see, ending in zeros.
+///
+/// # Safety
+/// Every insertion below `end` has finished, and the ring's slot holds the
+/// page until the returned bytes are written.
+pub(super) unsafe fn last_page<'t>(
+    ring: &BufferRing,
+    page: Lsn,
+    end: Lsn,
+    tail_page: &'t mut AlignedPage,
+) -> &'t [u8] {
+    debug_assert!(page.page_offset() == 0 && end > page && end.0 - page.0 < PAGE_SIZE);
+    // SAFETY: the caller's contract; within one page, so no wrap.
+    let filled = unsafe { ring.range(page, end) };
+    let (head, rest) = tail_page.0.split_at_mut(filled.len());
+    head.copy_from_slice(filled);
+    rest.fill(0);
+    &tail_page.0
 }
