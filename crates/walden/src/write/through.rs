@@ -9,14 +9,15 @@
 //! [`Writer::write_through`] writes after the ring's bytes below them,
 //! under the write lock, so that `written` stays one contiguous point. The
 //! pages of one call lie in one segment, so one vectored write takes the
-//! ring's pages of that segment below them and the pages (one `pwritev`
-//! for a 1 MiB record: up to 256 parts a call).
+//! ring's pages of that segment below them, the pages and, where the
+//! inserter copied the record's last bytes into the ring's next page
+//! first, that page (one `pwritev` for a 1 MiB record: up to
+//! [`IOV_CHUNK`] parts a call).
 
 use super::whole_pages::last_page;
 use super::{Caller, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
-use crate::lsn::Lsn;
-use crate::lsn::PAGE_SIZE;
+use crate::lsn::{Lsn, PAGE_SIZE};
 use crate::segment::{AlignedPage, StorageFile, IOV_CHUNK};
 
 /// The bytes of the whole pages `[from, from + len)`, back to back in
