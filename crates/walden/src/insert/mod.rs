@@ -679,14 +679,21 @@ impl InsertPath {
             at = Lsn(at.0 + bytes.len() as u64);
             room -= bytes.len();
         }
-        // The alignment padding is part of the reservation: zeros, as
-        // PostgreSQL leaves it. Never past the page's end, which is aligned.
+        Ok(self.pad_record(at))
+    }
+
+    /// Zeroes the alignment padding after a record's last byte at `at`, in
+    /// its page in the ring (initialised), and returns the padded end. The
+    /// padding is part of the reservation: zeros, as PostgreSQL leaves it;
+    /// never past the page's end, which is aligned.
+    fn pad_record(&self, at: Lsn) -> Lsn {
         let pad = (maxalign(at.0) - at.0) as usize;
         if pad > 0 {
-            // SAFETY: the page is initialised and the padding is ours.
+            // SAFETY: the page is initialised (the caller's contract) and
+            // the padding is ours.
             unsafe { self.ring.zero(at, pad) };
         }
-        Ok(Lsn(at.0 + pad as u64))
+        Lsn(at.0 + pad as u64)
     }
 
     /// Write-through ([`Config::write_through_from`]): writes the pages
@@ -805,13 +812,7 @@ impl InsertPath {
             unsafe { self.ring.copy_in(at, bytes) };
             at = Lsn(at.0 + bytes.len() as u64);
         }
-        // The padding is ours too, and never past the page's end.
-        let pad = (maxalign(at.0) - at.0) as usize;
-        if pad > 0 {
-            // SAFETY: the page is initialised and the padding is ours.
-            unsafe { self.ring.zero(at, pad) };
-        }
-        Ok(Some(Lsn(at.0 + pad as u64)))
+        Ok(Some(self.pad_record(at)))
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

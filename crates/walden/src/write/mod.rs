@@ -707,13 +707,12 @@ impl Writer {
                     let tail_page = st.tail_page.get_or_insert_with(AlignedPage::boxed);
                     // SAFETY: see above; the tail's bytes are its
                     // inserter's, copied before the call.
-                    let (ring_parts, tail) = unsafe {
+                    let ((first, second), tail) = unsafe {
                         (
                             ring.range_parts(from, pages.from()),
                             pages.tail(ring, tail_page),
                         )
                     };
-                    let (first, second) = ring_parts;
                     write_ring_then_pages(
                         open.files[0].as_ref(),
                         [first, second],

@@ -6,8 +6,7 @@
 //! them ("What is written").
 
 use crate::buffer::BufferRing;
-use crate::lsn::Lsn;
-use crate::lsn::PAGE_SIZE;
+use crate::lsn::{Lsn, PAGE_SIZE};
 use crate::segment::{AlignedPage, StorageFile};
 
 /// Writes the ring's bytes `[from, end)` (within one segment, `from` on a
