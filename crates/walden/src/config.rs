@@ -243,6 +243,13 @@ pub struct Config {
     /// threads). It takes precedence over [`Config::stream_after`] for the
     /// records it writes through. 0: off; otherwise at least 8 KiB.
     /// Default 256 KiB; docs/io.md ("Write-through of large records").
+    ///
+    /// Stack: a record written through takes about 45 KiB of the inserting
+    /// thread's stack (its pages' headers and parts, 13 KiB; the vectored
+    /// write's two arrays of up to 1024 parts, 16 KiB each), so that the
+    /// insert path allocates nothing per record. Rust's threads get 2 MiB
+    /// by default; a caller inserting large records from a thread with a
+    /// small stack of its own should leave room for this or set 0.
     pub write_through_from: u64,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
     /// no reader accepts (not pg_waldump, not Walden's reader, not
