@@ -205,6 +205,11 @@ pub struct SegmentArgs {
     /// or open_sync) [default: the library's, 256 KiB].
     #[arg(long, value_parser = parse_size_arg)]
     pub write_through_from: Option<u64>,
+    /// The CRC beside the write: a helper thread computes the CRC of a
+    /// record written through while its inserter writes the record's pages
+    /// (true/false) [default: the library's, false].
+    #[arg(long)]
+    pub crc_helper: Option<bool>,
 }
 
 impl Knob for SegmentArgs {
@@ -219,6 +224,7 @@ impl Knob for SegmentArgs {
         set(&mut config.concurrent_syncs, self.concurrent_syncs);
         set(&mut config.stream_after, self.stream_after);
         set(&mut config.write_through_from, self.write_through_from);
+        set(&mut config.crc_helper, self.crc_helper);
     }
 }
 
@@ -312,6 +318,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "concurrent_syncs": config.concurrent_syncs,
         "stream_after": config.stream_after,
         "write_through_from": config.write_through_from,
+        "crc_helper": config.crc_helper,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -343,7 +350,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 16] = [
+        let cases: [(&[&str], Check); 17] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -379,6 +386,7 @@ mod tests {
             (&["--write-through-from", "0"], |c| {
                 c.write_through_from == 0
             }),
+            (&["--crc-helper", "true"], |c| c.crc_helper),
         ];
         for (args, set) in cases {
             let c = configured(args);

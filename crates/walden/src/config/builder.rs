@@ -73,6 +73,7 @@ setters! {
     concurrent_syncs: bool,
     stream_after: u64,
     write_through_from: u64,
+    crc_helper: bool,
     stuck_wait_timeout: Option<Duration>,
     recovery_mode: RecoveryMode,
     max_wal_size: Option<u64>,
@@ -165,6 +166,7 @@ mod tests {
             concurrent_syncs: true,
             stream_after: 256 << 10,
             write_through_from: 512 << 10,
+            crc_helper: true,
             stuck_wait_timeout: None,
             recovery_mode: RecoveryMode::SkipAnyCorruptedRecords,
             max_wal_size: Some(64 << 20),
@@ -204,6 +206,7 @@ mod tests {
             concurrent_syncs,
             stream_after,
             write_through_from,
+            crc_helper,
             stuck_wait_timeout,
             recovery_mode,
             max_wal_size,
@@ -242,6 +245,7 @@ mod tests {
             .concurrent_syncs(concurrent_syncs)
             .stream_after(stream_after)
             .write_through_from(write_through_from)
+            .crc_helper(crc_helper)
             .stuck_wait_timeout(stuck_wait_timeout)
             .recovery_mode(recovery_mode)
             .max_wal_size(max_wal_size)

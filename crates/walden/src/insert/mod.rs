@@ -12,6 +12,7 @@
 //! (the only error possible there) poisons the log.
 
 mod batch;
+mod crc_helper;
 mod page_run;
 mod parts;
 mod pending;
@@ -37,6 +38,7 @@ use crate::record::Record;
 use crate::sync::{AtomicU64, Ordering, StuckOn, Watchdog};
 use crate::write::background::Wakeup;
 use crate::write::{Caller, SegmentSupply, ThroughPages, Writer};
+use crc_helper::CrcHelper;
 use page_run::{reserved_size, PageRun, RunLog, RunPoint};
 use parts::Parts;
 use pending::{body_len, Pending};
@@ -64,6 +66,26 @@ const THROUGH_PAGES: usize = 128;
 /// sealed header and the body's parts). A record of more parts is copied
 /// into the ring instead.
 const THROUGH_PARTS_PER_PAGE: usize = 4;
+
+/// Bytes of the page headers one write-through builds: a long header's
+/// room per page.
+const THROUGH_HEADER_ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
+const THROUGH_HEADERS: usize = THROUGH_PAGES * THROUGH_HEADER_ROOM;
+/// Parts one write-through passes at most.
+const THROUGH_PARTS: usize = THROUGH_PAGES * THROUGH_PARTS_PER_PAGE;
+
+/// Pages of a record written ahead of the written point with the CRC
+/// beside the write ([`InsertPath::crc_beside_write`]), which
+/// [`InsertPath::copy_record`] skips.
+#[derive(Clone, Copy, Debug)]
+struct WrittenAhead {
+    /// The first page's start.
+    from: Lsn,
+    /// Just past the last page.
+    to: Lsn,
+    /// The record's bytes on them.
+    bytes: usize,
+}
 
 /// Pages a record copies into the ring after a write-through declined
 /// (another insertion below was in flight) before it asks again: the
@@ -123,6 +145,8 @@ pub(crate) struct InsertPath {
     /// than this, they cannot all copy at once, and a record is written
     /// through after waiting for those below it ([`Self::write_through`]).
     cpus: usize,
+    /// [`Config::crc_helper`]'s thread, with write-through on.
+    crc_helper: Option<CrcHelper>,
 }
 
 /// Where an [`InsertPath`] starts: what recovery (or a new log) left.
@@ -192,7 +216,21 @@ impl InsertPath {
             write_through_from: Some(config.write_through_from)
                 .filter(|&n| n > 0 && !config.direct_io && !config.sync_method.sync_on_write()),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            crc_helper: None,
         }
+        .with_crc_helper(config.crc_helper)
+    }
+
+    /// Starts the CRC helper if `wanted` and records are written through;
+    /// a helper whose thread cannot start is left out (a warning): the
+    /// inserters compute every CRC themselves, as without it.
+    fn with_crc_helper(mut self, wanted: bool) -> Self {
+        if wanted && self.write_through_from.is_some() {
+            self.crc_helper = CrcHelper::new()
+                .map_err(|e| tracing::warn!(error = %e, "CRC helper not started"))
+                .ok();
+        }
+        self
     }
 
     /// The buffer ring of a log configured by `config` (validated), whose
@@ -308,7 +346,13 @@ impl InsertPath {
     /// chain, `CopyXLogRecordToWAL`).
     pub(crate) fn insert(&self, rec: &Record) -> Result<RecordSpan, Error> {
         rec.validate()?;
-        self.insert_pending(Pending::new(self.format, rec))
+        // With the CRC helper, a record long enough to be written through
+        // leaves its body's CRC to [`Self::crc_beside_write`].
+        let deferred_from = match (&self.crc_helper, self.write_through_from) {
+            (Some(_), Some(from)) => from,
+            _ => u64::MAX,
+        };
+        self.insert_pending(Pending::deferring_crc(self.format, rec, deferred_from))
     }
 
     /// Inserts `item`, whose record is validated.
@@ -445,13 +489,21 @@ impl InsertPath {
             let out = unsafe { self.ring.reserved_mut(at, item.size as usize) };
             item.write_in_page(&header, self.format, at, self.seg, out);
             Lsn(at.0 + item.size)
+        } else if let Some(end) = self.crc_beside_write(item, &header, at, progress)? {
+            end
         } else {
             let mut sealed = [0; RECORD_HEADER_SIZE];
             let sealed = &mut sealed[..self.format.record_header_size()];
             self.format
                 .seal_header(&header, at, self.seg, item.body_crc(), sealed);
             let prefix = item.prefix();
-            self.copy_record(sealed, &[prefix.as_bytes(), item.data()], at, progress)?
+            self.copy_record(
+                sealed,
+                &[prefix.as_bytes(), item.data()],
+                at,
+                progress,
+                None,
+            )?
         };
         if log.keep_prev {
             point.prev = at;
@@ -571,7 +623,7 @@ impl InsertPath {
         let mut sealed = [0; RECORD_HEADER_SIZE];
         let sealed = &mut sealed[..header_size];
         format.seal_header(&header, start, self.seg, crc::body_crc(&[]), sealed);
-        let record_end = self.copy_record(sealed, &[], start, &all)?;
+        let record_end = self.copy_record(sealed, &[], start, &all, None)?;
         // The rest of the segment belongs to the switch record: the rest of
         // its page and every page after it go out all zeros, headers
         // included, as PostgreSQL 15 writes them. The ring does not zero
@@ -613,6 +665,9 @@ impl InsertPath {
     /// that long writes the pages it covers whole straight to the file
     /// ([`Self::write_through`]) instead of copying them into the ring.
     ///
+    /// `ahead`, from [`Self::crc_beside_write`]: the pages `[from, to)`,
+    /// written ahead already with the next `bytes` of the record: skipped.
+    ///
     /// Streaming ([`Config::stream_after`]), for a record not written
     /// through: a record longer than `stream_after` advertises its start,
     /// then, at the first page boundary after every `stream_after` bytes,
@@ -625,6 +680,7 @@ impl InsertPath {
         body: &[&[u8]],
         start: Lsn,
         progress: &impl InsertionProgress,
+        ahead: Option<WrittenAhead>,
     ) -> Result<Lsn, Error> {
         let mut src = Parts::new(header, body);
         let through = self
@@ -650,6 +706,11 @@ impl InsertPath {
             if room == 0 {
                 // `at` is the next page's start: continue the record there.
                 let page = at;
+                if let Some(ahead) = ahead.filter(|a| a.from == page) {
+                    src.skip(ahead.bytes);
+                    at = ahead.to;
+                    continue;
+                }
                 if through
                     && page >= through_retry
                     && src.remaining() as u64 >= PAGE_SIZE - self.seg.page_header_size(page)
@@ -738,15 +799,38 @@ impl InsertPath {
             }
             self.slots.wait_for_inserts(page, reserved_end);
         }
-        const ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
+        let mut headers = [0; THROUGH_HEADERS];
+        let mut parts: [&[u8]; THROUGH_PARTS] = [&[]; THROUGH_PARTS];
+        let (through, end) = self.through_pages(page, src, &mut headers, &mut parts);
+        let through = match self.copy_tail(page, end, src, progress)? {
+            Some(tail_end) => through.with_tail(tail_end),
+            None => through,
+        };
+        self.writer
+            .write_through(&self.ring, &self.supply, &through)?;
+        progress.advertise(through.end());
+        Ok(Some(through.end()))
+    }
+
+    /// The pages from `page` on that the rest of the record in `src`
+    /// covers whole (header to end), at most [`THROUGH_PAGES`] and within
+    /// `page`'s segment, as parts: each page's header, as
+    /// [`BufferRing::init_page`] and [`BufferRing::set_contrecord`] would
+    /// give it, built in `headers`, then the record's bytes on it, taken
+    /// from `src`. Returns them and the start of the page after them
+    /// (`page` itself, and no parts, if the rest covers no page whole).
+    fn through_pages<'p, 's: 'p>(
+        &self,
+        page: Lsn,
+        src: &mut Parts<'s>,
+        headers: &'p mut [u8; THROUGH_HEADERS],
+        parts: &'p mut [&'p [u8]; THROUGH_PARTS],
+    ) -> (ThroughPages<'p>, Lsn) {
         let segment_end = self.seg.segment_start(self.seg.segno(page) + 1);
-        let mut headers = [0; THROUGH_PAGES * ROOM];
-        let mut parts: [&[u8]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE] =
-            [&[]; THROUGH_PAGES * THROUGH_PARTS_PER_PAGE];
         let (mut used, mut end) = (0, page);
         // One room per page, at most THROUGH_PAGES: each page's header,
         // then the record's bytes on it, while they cover it whole.
-        for room in headers.chunks_mut(ROOM) {
+        for room in headers.chunks_mut(THROUGH_HEADER_ROOM) {
             let header = self.seg.page_header_size(end) as usize;
             let data = PAGE_SIZE as usize - header;
             if end >= segment_end || src.remaining() < data {
@@ -765,14 +849,79 @@ impl InsertPath {
         }
         let through = ThroughPages::new(page, &parts[..used]);
         debug_assert_eq!(through.end(), end);
-        let through = match self.copy_tail(page, end, src, progress)? {
-            Some(tail_end) => through.with_tail(tail_end),
-            None => through,
+        (through, end)
+    }
+
+    /// The CRC beside the write ([`Config::crc_helper`]): for a record
+    /// `item` (its header `header` but for the CRC) at `at`, long enough to
+    /// be written through and whose body's CRC is still to compute, hands
+    /// the CRC to the helper and meanwhile writes the record's whole pages
+    /// after its first page ahead of the written point
+    /// ([`Writer::write_ahead`]; the first page, which holds the header,
+    /// is not filled yet); then seals the header with the helper's CRC and
+    /// copies the record's first page and the rest after those pages into
+    /// the ring ([`Self::copy_record`], which skips them). Returns the
+    /// record's end, or `None`, with nothing written, where the helper is
+    /// off or busy, the record's header does not fit in its first page,
+    /// the pages after the first lie in a segment the writer has not
+    /// opened, or cover no page whole: the caller computes the CRC and
+    /// copies the record as without the helper.
+    ///
+    /// Until the copy we advertise nothing past what we advertised before:
+    /// the pages written ahead are not `written` until the writes below
+    /// them reach them, which they cannot before our first page is copied.
+    fn crc_beside_write(
+        &self,
+        item: &Pending,
+        header: &RecordHeader,
+        at: Lsn,
+        progress: &impl InsertionProgress,
+    ) -> Result<Option<Lsn>, Error> {
+        let (Some(helper), Some(from)) = (&self.crc_helper, self.write_through_from) else {
+            return Ok(None);
+        };
+        let prefix = item.prefix();
+        let body = [prefix.as_bytes(), item.data()];
+        if !item.crc_deferred() || item.size < from || 2 + body.len() > THROUGH_PARTS_PER_PAGE {
+            return Ok(None);
+        }
+        let header_size = self.format.record_header_size();
+        if PAGE_SIZE - at.page_offset() < header_size as u64 {
+            // The header crosses into the next page: that page would be
+            // written ahead with the header unsealed.
+            return Ok(None);
+        }
+        let unsealed = [0; RECORD_HEADER_SIZE];
+        let mut src = Parts::new(&unsealed[..header_size], &body);
+        // The first page's bytes: copied after the CRC, with the header.
+        src.skip((PAGE_SIZE - at.page_offset()) as usize);
+        let page = Lsn(at.page_start().0 + PAGE_SIZE);
+        let Some(file) = self.writer.open_for_ahead(self.seg.segno(page)) else {
+            return Ok(None);
+        };
+        let mut headers = [0; THROUGH_HEADERS];
+        let mut parts: [&[u8]; THROUGH_PARTS] = [&[]; THROUGH_PARTS];
+        let before = src.remaining();
+        let (through, end) = self.through_pages(page, &mut src, &mut headers, &mut parts);
+        if end == page {
+            return Ok(None);
+        }
+        let Some(ticket) = helper.start(body) else {
+            return Ok(None);
         };
         self.writer
-            .write_through(&self.ring, &self.supply, &through)?;
-        progress.advertise(through.end());
-        Ok(Some(through.end()))
+            .write_ahead(&self.ring, &self.supply, file.as_ref(), &through)?;
+        let crc = ticket.finish();
+        let mut sealed = [0; RECORD_HEADER_SIZE];
+        let sealed = &mut sealed[..header_size];
+        self.format.seal_header(header, at, self.seg, crc, sealed);
+        let ahead = WrittenAhead {
+            from: page,
+            to: end,
+            bytes: before - src.remaining(),
+        };
+        self.copy_record(sealed, &body, at, progress, Some(ahead))
+            .map(Some)
     }
 
     /// For a write-through of the pages `[page, end)`: if the rest of the

@@ -48,25 +48,40 @@ pub(super) fn body_len(rec: &Record) -> usize {
 impl<'b> Pending<'b> {
     /// `rec` (validated) in a `format` log.
     pub(super) fn new(format: WalFormat, rec: &'b Record) -> Self {
-        Pending::with_body(format, rec, true, &rec.data)
+        Pending::build(format, rec, true, &rec.data, u64::MAX)
+    }
+
+    /// `rec` (validated) in a `format` log; if it is at least
+    /// `deferred_from` bytes long, its body's CRC is left to compute after
+    /// the reservation ([`Self::crc_deferred`]).
+    pub(super) fn deferring_crc(format: WalFormat, rec: &'b Record, deferred_from: u64) -> Self {
+        Pending::build(format, rec, true, &rec.data, deferred_from)
     }
 
     /// A record with `rec`'s header fields (`rec` validated) and the body
     /// `data`, after its main-data header if `main_data_header`, in a
     /// `format` log.
+    #[cfg(test)]
     pub(super) fn with_body(
         format: WalFormat,
         rec: &Record,
         main_data_header: bool,
         data: &'b [u8],
     ) -> Self {
-        Pending::build(format, rec, main_data_header, data)
+        Pending::build(format, rec, main_data_header, data, u64::MAX)
     }
 
-    /// [`Self::with_body`]: the body's CRC computed here if the record is
-    /// too long to fit in any page.
+    /// The record (see [`Self::deferring_crc`]): the body's CRC computed
+    /// here if the record is too long to fit in any page and shorter than
+    /// `deferred_from`.
     #[inline(always)]
-    fn build(format: WalFormat, rec: &Record, main_data_header: bool, data: &'b [u8]) -> Self {
+    fn build(
+        format: WalFormat,
+        rec: &Record,
+        main_data_header: bool,
+        data: &'b [u8],
+        deferred_from: u64,
+    ) -> Self {
         let prefix = Pending::prefix_for(main_data_header, data);
         let body_len = prefix.as_bytes().len() + data.len();
         let tot_len = format.record_header_size() + body_len;
@@ -84,7 +99,8 @@ impl<'b> Pending<'b> {
             },
             main_data_header,
             data,
-            body_crc: (!fits_a_page).then(|| crc::parts_crc(&[prefix.as_bytes(), data])),
+            body_crc: (!fits_a_page && reserved_size(format, body_len) < deferred_from)
+                .then(|| crc::parts_crc(&[prefix.as_bytes(), data])),
             size: reserved_size(format, body_len),
         }
     }
@@ -106,6 +122,12 @@ impl<'b> Pending<'b> {
     }
 
     /// The body's CRC, from its parts unless computed already.
+    /// True if the body's CRC is still to compute although the record
+    /// does not fit in any page ([`Self::deferring_crc`]).
+    pub(super) fn crc_deferred(&self) -> bool {
+        self.body_crc.is_none() && self.size > USABLE_BYTES_IN_PAGE
+    }
+
     pub(super) fn body_crc(&self) -> u32 {
         self.body_crc
             .unwrap_or_else(|| crc::parts_crc(&[self.prefix().as_bytes(), self.data]))

@@ -362,6 +362,24 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
             ..config
         };
         assert_same_log(&through, &off);
+        let helper = Config {
+            crc_helper: true,
+            ..through.clone()
+        };
+        assert_same_log(&helper, &off);
+        // The first large record opens the segment (written through as
+        // without the helper), the second has its CRC beside the write.
+        let dir = tempfile::tempdir().unwrap();
+        let path = insert_path(dir.path(), &helper);
+        for _ in 0..2 {
+            path.insert(&Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0)))
+                .expect("insert");
+        }
+        let stats = path.writer.stats();
+        assert!(
+            stats.writes_ahead >= 1,
+            "{what}: CRC beside the write: {stats:?}"
+        );
         let counted = |dir: &Path, config: &Config| {
             let path = insert_path(dir, config);
             path.insert(&Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0)))

@@ -193,6 +193,10 @@ struct WriterState {
     /// The page a partially filled last page is copied into to be written
     /// whole (allocated at the first such write).
     tail_page: Option<Box<AlignedPage>>,
+    /// Pages written ahead of `written` ([`Writer::write_ahead`]), as
+    /// `[from, to)` ranges in no order: `written` jumps over each when it
+    /// reaches its start.
+    ahead: Vec<(Lsn, Lsn)>,
 }
 
 /// What the sync statistics lock protects.
@@ -230,6 +234,10 @@ pub struct Writer {
     syncing: Mutex<SyncState>,
     /// Everything below is written (PostgreSQL: `LogwrtResult.Write`).
     written: CachePadded<AtomicU64>,
+    /// The segment open for writing and its first description, for
+    /// writes ahead of `written` outside the write lock
+    /// ([`Writer::write_ahead`]); changed under the write lock.
+    open_for_ahead: Mutex<Option<(u64, Arc<dyn StorageFile>)>>,
     /// Everything below is durable (PostgreSQL: `LogwrtResult.Flush`).
     flushed: CachePadded<AtomicU64>,
     /// The highest point a flusher has asked to make durable, below which
@@ -290,6 +298,7 @@ impl Writer {
             line: SyncLine::new(if concurrent_syncs { MAX_SLOTS } else { 1 }),
             syncing: Mutex::new(SyncState::default()),
             written: CachePadded::new(AtomicU64::new(start.0)),
+            open_for_ahead: Mutex::new(None),
             flushed: CachePadded::new(AtomicU64::new(start.0)),
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
@@ -648,10 +657,25 @@ impl Writer {
         self.check()?;
         let mut pos = self.written();
         let mut made_durable = false;
-        while pos < target {
+        loop {
             let segno = self.seg.segno(pos);
             let seg_end = self.seg.segment_start(segno + 1);
-            let end = target.min(seg_end);
+            if let Some(i) = st.ahead.iter().position(|&(from, _)| from == pos) {
+                // Written ahead: nothing to write up to its end.
+                pos = st.ahead.swap_remove(i).1;
+                made_durable |= self.advance_written(st, pos, seg_end)?;
+                continue;
+            }
+            if pos >= target {
+                break;
+            }
+            // Up to the next pages written ahead, not over them.
+            let end = st
+                .ahead
+                .iter()
+                .map(|&(from, _)| from)
+                .filter(|&from| from > pos)
+                .fold(target.min(seg_end), Lsn::min);
             let open = match &st.open {
                 Some(open) if open.segno == segno => open,
                 _ => {
@@ -673,6 +697,7 @@ impl Writer {
                         file.clone()
                     };
                     segments.entered_segment(segno);
+                    *lock(&self.open_for_ahead) = Some((segno, file.clone()));
                     st.open.insert(OpenSegment {
                         segno,
                         files: [file, twin],
@@ -747,20 +772,36 @@ impl Writer {
                 self.count_sync(&mut st.stats, started);
             }
             pos = end;
-            // Release: publishes that the ring slots below `pos` are free
-            // to re-initialise (the bytes are out of them).
-            self.written.store(pos.0, Ordering::Release);
-            if !self.method.syncs() {
-                made_durable = true;
-                // Release: nothing more to do for durability with these
-                // methods (OpenDatasync/OpenSync writes are durable, None
-                // promises nothing). An RMW, as every change of `flushed`.
-                self.flushed.fetch_max(pos.0, Ordering::Release);
-            }
-            if pos == seg_end {
-                // PostgreSQL fsyncs a segment as soon as it is finished.
-                made_durable |= self.finish_segment(st)?;
-            }
+            made_durable |= self.advance_written(st, pos, seg_end)?;
+        }
+        Ok(made_durable)
+    }
+
+    /// Under the write lock, once everything below `pos` is written (in
+    /// `pos`'s segment or the one ending at `seg_end`): publishes `pos` as
+    /// written (and flushed, with a method that needs no sync), and syncs
+    /// and closes the segment if `pos` is its end. Returns true if that
+    /// made anything durable.
+    fn advance_written(
+        &self,
+        st: &mut WriterState,
+        pos: Lsn,
+        seg_end: Lsn,
+    ) -> Result<bool, WriteError> {
+        // Release: publishes that the ring slots below `pos` are free
+        // to re-initialise (the bytes are out of them).
+        self.written.store(pos.0, Ordering::Release);
+        let mut made_durable = false;
+        if !self.method.syncs() {
+            made_durable = true;
+            // Release: nothing more to do for durability with these
+            // methods (OpenDatasync/OpenSync writes are durable, None
+            // promises nothing). An RMW, as every change of `flushed`.
+            self.flushed.fetch_max(pos.0, Ordering::Release);
+        }
+        if pos == seg_end {
+            // PostgreSQL fsyncs a segment as soon as it is finished.
+            made_durable |= self.finish_segment(st)?;
         }
         Ok(made_durable)
     }
@@ -771,6 +812,7 @@ impl Writer {
         let Some(open) = st.open.take() else {
             return Ok(false);
         };
+        *lock(&self.open_for_ahead) = None;
         self.sync_to(&open.files, open.segno, self.written())
     }
 

@@ -41,6 +41,11 @@ pub struct WriterStats {
     /// below them, written in the same write.
     #[cfg_attr(feature = "serde", serde(default))]
     pub bytes_by_write_through: u64,
+    /// Writes of large records' pages ahead of the written point, with the
+    /// CRC beside the write ([`crate::Config::crc_helper`]); their bytes
+    /// count in `bytes_by_write_through`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub writes_ahead: u64,
     /// Times the background writer took the write lock.
     pub background_lock_acquisitions: u64,
     /// Acquisitions of the write lock by others (evictions, flushes) while

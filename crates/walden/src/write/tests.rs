@@ -240,3 +240,62 @@ fn bytes_are_counted_by_caller() {
     assert_eq!(stats.bytes_written, 6 * PAGE_SIZE);
     assert_eq!(stats.background_lock_acquisitions, 1);
 }
+
+/// Pages written ahead of `written` ([`Writer::write_ahead`], a record's
+/// pages while the insertions below them are in flight) are written once:
+/// `written` stays below them until the ring's bytes below reach their
+/// start, a ring write up to past them stops short of them and jumps over
+/// them, and pages written ahead where `written` stands are taken at once.
+#[test]
+fn pages_written_ahead_are_jumped_over_never_written_again() {
+    let rig = WriterRig::new(8, 0, SyncMethod::Fdatasync, false).unwrap();
+    let (ring, writer, start) = (&rig.ring, &rig.writer, rig.start);
+    let page = |i: u64| Lsn(start.0 + i * PAGE_SIZE);
+    let flush = |to: Lsn| writer.write(ring, &rig.files, to, Caller::Flush, || to);
+    assert!(
+        writer.open_for_ahead(1).is_none(),
+        "no segment is open before the first write"
+    );
+    assert_eq!(flush(page(1)).unwrap(), page(1));
+    let file = writer.open_for_ahead(1).expect("segment 1 is open");
+    assert!(writer.open_for_ahead(2).is_none(), "only the open segment");
+    // Pages 2 and 3 ahead: page 1 is not written yet.
+    let ahead = vec![0xAB; 2 * PAGE_SIZE as usize];
+    let parts = [&ahead[..]];
+    let pages = ThroughPages::new(page(2), &parts);
+    writer
+        .write_ahead(ring, &rig.files, file.as_ref(), &pages)
+        .unwrap();
+    assert_eq!(writer.written(), page(1), "page 1 is not written yet");
+    // A ring write up to page 5: page 1, then past 2 and 3, then page 4.
+    assert_eq!(flush(page(5)).unwrap(), page(5));
+    // Page 5 ahead, where `written` stands: taken at once.
+    let parts = [&ahead[..PAGE_SIZE as usize]];
+    writer
+        .write_ahead(
+            ring,
+            &rig.files,
+            file.as_ref(),
+            &ThroughPages::new(page(5), &parts),
+        )
+        .unwrap();
+    assert_eq!(writer.written(), page(6));
+    let stats = writer.stats();
+    assert_eq!(stats.bytes_written, 6 * PAGE_SIZE, "{stats:?}");
+    assert_eq!(stats.bytes_by_write_through, 3 * PAGE_SIZE, "{stats:?}");
+    assert_eq!(stats.writes_ahead, 2, "{stats:?}");
+    // Pages 0, 1 and 4 from the ring (their headers name their address),
+    // 2, 3 and 5 written ahead.
+    let seg = rig.files.segment_size();
+    let out = rig.files.open_for_write(1, FileSyncMode::None).unwrap();
+    for i in 0..6 {
+        let mut bytes = [0u8; 16];
+        out.read_exact_at(&mut bytes, seg.offset(page(i))).unwrap();
+        if [2, 3, 5].contains(&i) {
+            assert_eq!(bytes, [0xAB; 16], "page {i} written ahead");
+        } else {
+            let addr = u64::from_le_bytes(bytes[8..].try_into().unwrap());
+            assert_eq!(Lsn(addr), page(i), "page {i} from the ring");
+        }
+    }
+}

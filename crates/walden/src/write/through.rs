@@ -15,7 +15,9 @@
 //! [`IOV_CHUNK`] parts a call).
 
 use super::whole_pages::last_page;
-use super::{Caller, SegmentOpener, Source, WriteError, Writer};
+use std::sync::Arc;
+
+use super::{lock, Caller, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, PAGE_SIZE};
 use crate::segment::{AlignedPage, StorageFile, IOV_CHUNK};
@@ -125,6 +127,57 @@ impl Writer {
                 pages.end(),
                 caller,
             )
+        })
+        .map(drop)
+    }
+}
+
+impl Writer {
+    /// The segment open for writing, if it is `segno`: where
+    /// [`Writer::write_ahead`] may write pages of that segment.
+    pub(crate) fn open_for_ahead(&self, segno: u64) -> Option<Arc<dyn StorageFile>> {
+        match &*lock(&self.open_for_ahead) {
+            Some((open, file)) if *open == segno => Some(file.clone()),
+            _ => None,
+        }
+    }
+
+    /// Writes `pages` (no tail) to `file`, the description
+    /// [`Writer::open_for_ahead`] gave for their segment, ahead of
+    /// `written`: outside the write lock, while insertions below them may
+    /// still be in flight; then, under the write lock, records them as
+    /// written ahead, so that `written` jumps over them when it reaches
+    /// their start (at once, if it is there). The caller's contract: the
+    /// pages are its record's, and its insertion does not finish before
+    /// this returns, so no write reaches them first; the segment stays
+    /// open until then (`written` cannot pass the pages). A failure
+    /// poisons the writer.
+    pub(crate) fn write_ahead(
+        &self,
+        ring: &BufferRing,
+        segments: &dyn SegmentOpener,
+        file: &dyn StorageFile,
+        pages: &ThroughPages,
+    ) -> Result<(), WriteError> {
+        debug_assert!(!self.direct, "write-through is not used with direct I/O");
+        self.check()?;
+        let caller = Caller::WriteThrough;
+        let offset = self.seg.offset(pages.from());
+        let bytes =
+            write_ring_then_pages(file, [&[], &[]], pages, &[], offset).map_err(|source| {
+                self.poison();
+                WriteError::Write {
+                    segno: self.seg.segno(pages.from()),
+                    offset,
+                    source,
+                }
+            })?;
+        self.under_write_lock(caller, |st| {
+            st.stats.count_write(bytes, caller);
+            st.stats.writes_ahead += 1;
+            self.metrics.write(bytes);
+            st.ahead.push((pages.from(), pages.end()));
+            self.write_locked(st, Source::Ring(ring), segments, self.written(), caller)
         })
         .map(drop)
     }

@@ -215,6 +215,18 @@ fn write_through_many_threads(format: WalFormat, reservation: ReservationKind) {
     run(128, 24, write_through(base(format, reservation, 256 << 10)));
 }
 
+/// The CRC beside the write ([`Config::crc_helper`]) under 128 threads,
+/// as [`write_through_many_threads`]: the helper takes one record's CRC at
+/// a time while its pages are written ahead of the written point, and the
+/// others compute their own.
+fn crc_beside_write_many_threads(format: WalFormat, reservation: ReservationKind) {
+    let config = Config {
+        crc_helper: true,
+        ..write_through(base(format, reservation, 256 << 10))
+    };
+    run(128, 24, config);
+}
+
 /// Write-through with cooperative page initialisation and batch eviction
 /// on a 4-page ring, records up to 4× the ring: a record's whole pages
 /// leave slots that later pages initialise after they were written.
@@ -262,5 +274,6 @@ for_every_pair!(
     cooperative_batch_many_threads,
     cooperative_batch_tiny_ring,
     write_through_many_threads,
+    crc_beside_write_many_threads,
     write_through_tiny_ring,
 );

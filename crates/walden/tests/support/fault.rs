@@ -52,6 +52,8 @@ pub const STREAM_AFTER: &[u64] = &[8192, 0];
 /// Write-through of large records: every record that covers a page whole
 /// (these logs' records of three pages do), and off.
 pub const WRITE_THROUGH_FROM: &[u64] = &[8192, 0];
+/// The CRC beside the write ([`Config::crc_helper`]), off and on.
+pub const CRC_HELPER: &[bool] = &[false, true];
 /// Slot choices.
 pub const SLOT_CHOICES: &[SlotChoice] = &[SlotChoice::Sticky, SlotChoice::Attempts(2)];
 /// Without and with the background writer (another thread doing I/O).
@@ -67,10 +69,10 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
 /// segment preparation, the segments kept ready ahead, direct I/O,
-/// overlapped and concurrent syncs, streaming and write-through go round
-/// the combinations (every format meets every preparation, with and
-/// without direct I/O, with and without overlapped syncs, concurrent
-/// syncs, streaming and write-through).
+/// overlapped and concurrent syncs, streaming, write-through and the CRC
+/// helper go round the combinations (every format meets every
+/// preparation, with and without direct I/O, with and without overlapped
+/// syncs, concurrent syncs, streaming, write-through and the helper).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -120,6 +122,11 @@ pub fn strategy_configs() -> Vec<Config> {
                                     // settings of each of the above.
                                     concurrent_syncs: CONCURRENT_SYNCS
                                         [k / 16 % CONCURRENT_SYNCS.len()],
+                                    // k / 32: turns after concurrent syncs,
+                                    // so that the helper meets both
+                                    // settings of write-through (off, it
+                                    // does nothing).
+                                    crc_helper: CRC_HELPER[k / 32 % CRC_HELPER.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
