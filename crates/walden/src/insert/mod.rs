@@ -67,9 +67,9 @@ const THROUGH_PAGES: usize = 128;
 /// into the ring instead.
 const THROUGH_PARTS_PER_PAGE: usize = 4;
 
-/// Bytes of the page headers one write-through builds: a long header's
-/// room per page.
+/// Room for one page's header in a write-through: a long header's.
 const THROUGH_HEADER_ROOM: usize = LONG_PAGE_HEADER_SIZE as usize;
+/// Bytes of the page headers one write-through builds (on the stack).
 const THROUGH_HEADERS: usize = THROUGH_PAGES * THROUGH_HEADER_ROOM;
 /// Parts one write-through passes at most.
 const THROUGH_PARTS: usize = THROUGH_PAGES * THROUGH_PARTS_PER_PAGE;
