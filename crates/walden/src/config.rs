@@ -261,11 +261,13 @@ pub struct Config {
     /// the writer has not opened yet, computes the CRC itself, after the
     /// reservation. The helper spins for a few hundred microseconds after
     /// each record, then parks. Default false: it takes a second CPU while
-    /// large records arrive. Measured on the 2-vCPU machine, 1 MiB messages
-    /// at one thread with the page cache's earlier dirty pages written
-    /// back: 1.15–1.3× without sync, the median 80 µs lower with
-    /// `fdatasync`; where the kernel throttles the writer for write-back,
-    /// no gain. docs/io.md ("The CRC beside the write").
+    /// large records arrive, and it is left alone while as many insertions
+    /// are in flight as the process has CPUs. Measured on the 2-vCPU
+    /// machine, 1 MiB messages with the page cache's earlier dirty pages
+    /// written back: one thread 1.14–1.46× without sync, the median 80 µs
+    /// lower with `fdatasync`; two threads 0.89–0.91× (the helper's thread
+    /// competes with them); where the kernel throttles the writer for
+    /// write-back, no gain. docs/io.md ("The CRC beside the write").
     pub crc_helper: bool,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
     /// no reader accepts (not pg_waldump, not Walden's reader, not
