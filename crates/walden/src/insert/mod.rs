@@ -352,7 +352,14 @@ impl InsertPath {
         // [`Self::crc_beside_write`]; otherwise it is computed here, before
         // the reservation, as without the helper.
         let deferred_from = match (&self.crc_helper, self.write_through_from) {
-            (Some(_), Some(from)) if self.slots.held_now() + 1 < self.cpus => from,
+            // The size first: `held_now` reads every slot's line, which a
+            // small record need not pay for.
+            (Some(_), Some(from))
+                if reserved_size(self.format, body_len(rec)) >= from
+                    && self.slots.held_now() + 1 < self.cpus =>
+            {
+                from
+            }
             _ => u64::MAX,
         };
         self.insert_pending(Pending::deferring_crc(self.format, rec, deferred_from))
