@@ -33,7 +33,8 @@ use walden::{Config, Record, Stats, Wal};
 use crate::discard::DiscardStorage;
 pub use crate::log_setup::{LogSetup, SegmentState, StorageKind};
 use crate::measure::{
-    interleave, remove_slice_dir, slice_dir, Measured, Merge, SliceSettings, TempDirError,
+    interleave, remove_slice_dir, slice_dir, write_back, Measured, Merge, SliceSettings,
+    TempDirError, WriteBackError,
 };
 
 /// The least WAL a steady slice's warm-up leaves, in segments, so that its
@@ -58,6 +59,10 @@ pub enum FreshWalError {
     /// The engine failed.
     #[error(transparent)]
     Wal(#[from] walden::Error),
+    /// The page cache could not be written back before the measured
+    /// window.
+    #[error(transparent)]
+    WriteBack(#[from] WriteBackError),
 }
 
 /// A log for one slice (its directory removed when the slice ends).
@@ -107,6 +112,16 @@ impl FreshWal {
         }
     }
 
+    /// Writes back the page cache of the log's file system before a
+    /// measured window ([`write_back`]); nothing to do on discarding
+    /// storage.
+    fn write_back(&self) -> Result<(), WriteBackError> {
+        match &self.dir {
+            Some(dir) => write_back(dir.path()),
+            None => Ok(()),
+        }
+    }
+
     /// Closes the log, removes its directory and returns what happened
     /// since [`FreshWal::create`] (or since the checkpoint of a steady
     /// slice), with `measured` from the threads.
@@ -139,6 +154,8 @@ pub type StopEarly<'a> = Option<&'a (dyn Fn() -> bool + Sync)>;
 /// duration, stop_early)` runs the workload's threads (through
 /// [`crate::measure::run_threads_until`]) and returns what they measured.
 /// A steady slice runs `work` once unmeasured first (see the module docs).
+/// On files, the measured window starts with the page cache written back
+/// ([`write_back`]).
 pub fn measure_slice(
     parent: &Path,
     config: Config,
@@ -148,6 +165,7 @@ pub fn measure_slice(
 ) -> Result<WalSlice, FreshWalError> {
     if setup.segment_state == SegmentState::Fresh {
         let fresh = FreshWal::create_on(parent, config, setup.storage)?;
+        fresh.write_back()?;
         let measured = work(&fresh.wal, duration, None)?;
         return fresh.finish(measured);
     }
@@ -181,6 +199,7 @@ pub fn measure_slice(
     recycling.fill_and_checkpoint(&warm, needed + (ahead + 2) * segment)?;
     let FreshWal { wal, dir, .. } = warm;
     let steady = FreshWal::starting_now(wal, dir);
+    steady.write_back()?;
     let wal = &steady.wal;
     // Stop before the preallocator, looking `ahead` segments past the
     // writer's, would have to create one.

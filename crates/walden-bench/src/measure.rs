@@ -50,6 +50,34 @@ pub fn remove_slice_dir(dir: tempfile::TempDir) -> Result<(), TempDirError> {
         .map_err(|source| TempDirError { dir: path, source })
 }
 
+/// The page cache of a benchmark's disk could not be written back.
+#[derive(Debug, thiserror::Error)]
+#[error("writing back the dirty pages of the file system under {dir}: {source}")]
+pub struct WriteBackError {
+    /// The directory whose file system was written back.
+    pub dir: String,
+    /// The cause.
+    pub source: std::io::Error,
+}
+
+/// Writes back every dirty page of the file system that holds `dir` and
+/// waits for the device to have it (`syncfs(2)`). Each measured window of
+/// a suite that writes files starts with it, so that the window neither
+/// pays for the write-back of what ran before it (a steady slice's
+/// warm-up and fills leave gigabytes dirty; past the kernel's background
+/// threshold, 10 % of memory by default, the next writer is throttled)
+/// nor leaves its own to the next one: every contender (Walden's
+/// suites, the peers, the limits, and `scripts/pg-bench` with `sync`)
+/// starts from the same clean page cache.
+pub fn write_back(dir: &Path) -> Result<(), WriteBackError> {
+    let fail = |source| WriteBackError {
+        dir: dir.display().to_string(),
+        source,
+    };
+    let dir_file = std::fs::File::open(dir).map_err(fail)?;
+    rustix::fs::syncfs(&dir_file).map_err(|e| fail(e.into()))
+}
+
 /// Every pair of a value of `outer` and a value of `inner`, in the order of
 /// two nested loops (`outer` varies slowest): the cases of a grid. Nest
 /// calls for more dimensions.
@@ -244,6 +272,16 @@ pub fn interleave<C: Copy, M: Merge, E>(
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn writing_back_a_directory_that_is_missing_names_it() {
+        let parent = tempfile::tempdir().expect("a temporary directory");
+        write_back(parent.path()).expect("the temporary directory's file system written back");
+        let missing = parent.path().join("missing");
+        let e = write_back(&missing).expect_err("no such directory");
+        assert_eq!(e.source.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().contains(&missing.display().to_string()), "{e}");
+    }
 
     #[test]
     fn every_thread_works_and_latencies_are_recorded() {

@@ -44,7 +44,7 @@ use walden::internals::format::crc::body_crc;
 use walden::{Config, DIRECT_IO_ALIGNMENT};
 
 use super::{result, LimitError, LimitResult, Probe, WriteSync, WriteTarget, BLOCK};
-use crate::measure::{run_threads, Timing};
+use crate::measure::{run_threads, write_back, Timing};
 
 /// Bytes a [`WriteTarget::Fresh`] file grows to before it is emptied.
 pub const FRESH_FILE: u64 = 64 << 20;
@@ -296,6 +296,9 @@ pub(crate) fn measure(
     } else {
         preallocate(&path, plan.working_set()).map_err(fail)?;
     }
+    // The probe starts from a clean page cache, as every measured window
+    // of the run does.
+    write_back(dir).map_err(|e| fail(e.source))?;
     let source_len = usize::try_from(Config::default().buffers).unwrap_or(usize::MAX);
     let measured = run_threads(plan.writers, duration, timing, |index| {
         // A fresh target is one file per writer; the others share one.

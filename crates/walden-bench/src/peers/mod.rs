@@ -30,7 +30,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{
-    grid, interleave, remove_slice_dir, run_threads, slice_dir, Measured, SliceSettings, Timing,
+    grid, interleave, remove_slice_dir, run_threads, slice_dir, write_back, Measured,
+    SliceSettings, Timing,
 };
 
 pub use system::{Op, PeerError, PeerLog, System, Workload};
@@ -104,6 +105,7 @@ pub fn cases(systems: &[System], workloads: &[Workload], threads: &[usize]) -> V
 pub fn run_slice(case: PeerCase, dir: &Path, duration: Duration) -> Result<Measured, PeerError> {
     let case_dir = slice_dir(dir, &format!("{}-", case.system.name()))?;
     let log = open(case.system, case_dir.path())?;
+    write_back(case_dir.path())?;
     let timing = match case.workload {
         Workload::Append => Timing::CountOnly,
         Workload::Commit => Timing::Latency,

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::TempDirError;
+use crate::measure::{TempDirError, WriteBackError};
 
 /// A log under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -141,6 +141,10 @@ pub enum PeerError {
     /// The temporary directory failed.
     #[error(transparent)]
     TempDir(#[from] TempDirError),
+    /// The page cache could not be written back before the measured
+    /// window.
+    #[error(transparent)]
+    WriteBack(#[from] WriteBackError),
 }
 
 impl PeerError {
