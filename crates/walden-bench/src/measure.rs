@@ -280,7 +280,10 @@ mod tests {
         let missing = parent.path().join("missing");
         let e = write_back(&missing).expect_err("no such directory");
         assert_eq!(e.source.kind(), std::io::ErrorKind::NotFound);
-        assert!(e.to_string().contains(&missing.display().to_string()), "{e}");
+        assert!(
+            e.to_string().contains(&missing.display().to_string()),
+            "{e}"
+        );
     }
 
     #[test]

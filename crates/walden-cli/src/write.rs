@@ -113,6 +113,11 @@ pub struct WriteArgs {
     /// file description of its own: true or false.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     pub concurrent_syncs: bool,
+    /// The CRC beside the write: a thread of the log's own computes the CRC
+    /// of each record of at least --write-through-from bytes while its
+    /// inserter writes the record's pages after the first: true or false.
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
+    pub crc_helper: bool,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -182,6 +187,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         write_through_from: walden_bench::units::parse_size(&args.write_through_from)?,
         overlap_syncs_from: walden_bench::units::parse_size(&args.overlap_syncs_from)?,
         concurrent_syncs: args.concurrent_syncs,
+        crc_helper: args.crc_helper,
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         recovery_mode: args.recovery_mode,
@@ -295,14 +301,15 @@ pub fn run(args: &WriteArgs) -> Result<()> {
     }
     wal.close().context("closing the log")?;
     println!(
-        "wrote {} records ({} bytes, {format}, {reservation} reservation) with {} threads in {:.2?}: {:.0} records/s, {} syncs, {} writes",
+        "wrote {} records ({} bytes, {format}, {reservation} reservation) with {} threads in {:.2?}: {:.0} records/s, {} syncs, {} writes ({} ahead of the written point)",
         stats.records,
         stats.bytes,
         threads,
         elapsed,
         stats.records as f64 / elapsed.as_secs_f64().max(1e-9),
         stats.writer.syncs,
-        stats.writer.writes
+        stats.writer.writes,
+        stats.writer.writes_ahead
     );
     println!(
         "checkpoints: {} by volume; segments: {} recycled, {} removed",

@@ -8,8 +8,8 @@
 //! cover a page (`--write-through-from`), and with the default syncs, with
 //! every round's sync overlapped and two syncs in flight at once (often,
 //! with 8 committers), and with every round's sync overlapped one at a time
-//! (`--overlap-syncs-from`, `--concurrent-syncs`), so one log mixes them
-//! all.
+//! (`--overlap-syncs-from`, `--concurrent-syncs`), and without and with
+//! the CRC beside the write (`--crc-helper`), so one log mixes them all.
 //!
 //! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
 //! `WALDEN_CRASH_LONG=1` is the long mode, 500 kills (docs/reliability.md);
@@ -46,6 +46,11 @@ const SYNCS: [&[&str]; 3] = [
     &["--overlap-syncs-from", "0", "--concurrent-syncs", "true"],
     &["--overlap-syncs-from", "0"],
 ];
+
+/// Without and with the CRC beside the write (`--crc-helper`; it acts on
+/// the records written through, with 8 committers when fewer insertions
+/// than CPUs are in flight).
+const CRC_HELPER: [&str; 2] = ["false", "true"];
 
 #[test]
 fn sigkill_loop_loses_no_acknowledged_record() {
@@ -109,6 +114,11 @@ fn sigkill_loop_loses_no_acknowledged_record() {
             // kill / 2: not in step with the preparation (kill % 3), so the
             // sync settings meet every preparation.
             .args(SYNCS[kill as usize / 2 % SYNCS.len()])
+            // kill / 3: on and off for every preparation alike.
+            .args([
+                "--crc-helper",
+                CRC_HELPER[kill as usize / 3 % CRC_HELPER.len()],
+            ])
             .arg("--acked")
             .arg(&acked)
             .arg("--seed")

@@ -4,8 +4,9 @@
 //! creating a file, `mkdir`, the lock, `pwrite64`, `pwritev`, `fdatasync`,
 //! `fsync` of a file or directory, `rename`, `unlink`, `ftruncate`,
 //! `fallocate`), for every N the run makes, once per way of preparing
-//! segments (`--segment-prep`), once with direct I/O and once with the
-//! background writer at work. After each kill: `walden verify --acked` finds
+//! segments (`--segment-prep`), once with direct I/O, once with the
+//! background writer at work and once with write-through and the CRC
+//! beside the write (`--crc-helper`). After each kill: `walden verify --acked` finds
 //! every acknowledged record; a second run recovers the log and appends to
 //! it; `walden verify` again finds every acknowledged record of both runs.
 //!
@@ -73,6 +74,10 @@ struct Plan {
     writer_delay_ms: u32,
     /// `--concurrent-syncs`.
     concurrent_syncs: bool,
+    /// `--write-through-from`.
+    write_through_from: &'static str,
+    /// `--crc-helper`.
+    crc_helper: bool,
     /// Records of the first run, over the default.
     records_factor: u32,
 }
@@ -85,6 +90,8 @@ const PLAN: Plan = Plan {
     flush_every: 1,
     writer_delay_ms: 200,
     concurrent_syncs: false,
+    write_through_from: "256KB",
+    crc_helper: false,
     records_factor: 1,
 };
 
@@ -116,6 +123,8 @@ fn write_args(
         ("--segments-ahead", plan.ahead.to_string()),
         ("--writer-delay-ms", plan.writer_delay_ms.to_string()),
         ("--concurrent-syncs", plan.concurrent_syncs.to_string()),
+        ("--write-through-from", plan.write_through_from.into()),
+        ("--crc-helper", plan.crc_helper.to_string()),
         ("--crash-at-io", crash_at.to_string()),
     ] {
         args.push(k.into());
@@ -137,6 +146,9 @@ struct Points {
     by_call: BTreeMap<String, u64>,
     by_thread: BTreeMap<String, u64>,
     before_close: u64,
+    /// Writes ahead of the written point (`(N ahead of the written
+    /// point)` on the `wrote` line).
+    writes_ahead: u64,
 }
 
 fn parse_points(stdout: &str) -> Points {
@@ -159,7 +171,13 @@ fn parse_points(stdout: &str) -> Points {
         panic!("unexpected crash points line: {line}");
     };
     let (total, calls) = calls.split_once(' ').unwrap_or((calls, ""));
+    let writes_ahead = stdout
+        .lines()
+        .find_map(|l| l.strip_suffix(" ahead of the written point)"))
+        .and_then(|l| l.rsplit_once('(')?.1.parse().ok())
+        .unwrap_or_else(|| panic!("no writes ahead on the wrote line of {stdout}"));
     Points {
+        writes_ahead,
         total: total.parse().unwrap(),
         by_call: pairs(calls),
         by_thread: pairs(threads),
@@ -276,6 +294,26 @@ fn a_crash_at_every_call_with_direct_io_loses_no_acknowledged_record() {
     );
 }
 
+/// Write-through with the CRC beside the write: a record of 8 kB or more
+/// has the pages it covers whole written straight from its payload
+/// (`pwritev`), and those after its first page, while the helper computes
+/// its CRC, by the inserting thread ahead of the written point; the
+/// counting run must have written ahead.
+#[test]
+fn a_crash_at_every_call_with_the_crc_beside_the_write_loses_no_acknowledged_record() {
+    let plan = Plan {
+        name: "write-through, crc helper",
+        write_through_from: "8KB",
+        crc_helper: true,
+        ..PLAN
+    };
+    sweep(
+        plan,
+        &["pwrite64", "pwritev", "fdatasync", "rename"],
+        &["main", "unnamed", "walden-prealloc"],
+    );
+}
+
 /// The writer prepares each segment itself (none ahead), writing each
 /// page's header: many small writes.
 #[test]
@@ -304,6 +342,14 @@ fn sweep(plan: Plan, expected: &[&str], threads: &[&str]) {
     let tmp = tempfile::tempdir().unwrap();
     let counted = count_points(tmp.path(), plan);
     println!("{name}: crash points of the run: {counted:?}");
+    // The helper is left alone while as many insertions are in flight as
+    // CPUs: one inserter needs a second CPU for it.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        counted.writes_ahead > 0,
+        plan.crc_helper && cpus > 1,
+        "{name}: writes ahead of the written point (with {cpus} CPUs): {counted:?}"
+    );
     for &call in expected {
         assert!(
             counted.by_call.get(call).copied().unwrap_or(0) > 0,

@@ -33,6 +33,7 @@ fn impossible_values_are_errors() {
         "--concurrent-syncs",
     );
     refused(&["write", d, "--overlap-syncs-from", "lots"], "lots");
+    refused(&["write", d, "--crc-helper", "yes"], "--crc-helper");
     assert!(!dir.exists(), "a refused write created the log");
     refused(&["bench", "splice", "--segments", "0"], "--segments");
     refused(&["bench", "splice", "--max-sectors", "0"], "--max-sectors");
