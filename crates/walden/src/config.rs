@@ -266,8 +266,9 @@ pub struct Config {
     /// machine, 1 MiB messages with the page cache's earlier dirty pages
     /// written back: one thread 1.14–1.46× without sync, the median 80 µs
     /// lower with `fdatasync`; two threads 0.89–0.91× (the helper's thread
-    /// competes with them); where the kernel throttles the writer for
-    /// write-back, no gain. docs/io.md ("The CRC beside the write").
+    /// competes with them), their p99 3–4 ms against about 1 ms; where the
+    /// kernel throttles the writer for write-back, no gain. docs/io.md
+    /// ("The CRC beside the write").
     pub crc_helper: bool,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
     /// no reader accepts (not pg_waldump, not Walden's reader, not
