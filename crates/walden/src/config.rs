@@ -261,14 +261,14 @@ pub struct Config {
     /// the writer has not opened yet, computes the CRC itself, after the
     /// reservation. The helper spins for a few hundred microseconds after
     /// each record, then parks. Default false: it takes a second CPU while
-    /// large records arrive, and it is left alone while as many insertions
-    /// are in flight as the process has CPUs. Measured on the 2-vCPU
-    /// machine, 1 MiB messages with the page cache's earlier dirty pages
-    /// written back: one thread 1.14–1.46× without sync, the median 80 µs
-    /// lower with `fdatasync`; two threads 0.89–0.91× (the helper's thread
-    /// competes with them), their p99 3–4 ms against about 1 ms; where the
-    /// kernel throttles the writer for write-back, no gain. docs/io.md
-    /// ("The CRC beside the write").
+    /// large records arrive; it is left alone while as many insertions
+    /// are in flight as the process has CPUs, and rests for the next 64
+    /// large records after that. Measured on the 2-vCPU machine, 1 MiB
+    /// messages, each measured window starting from a clean page cache:
+    /// one thread 1.21–1.31× without sync, the median about 150 µs lower
+    /// with `fdatasync`; two threads 1.01–1.20× without sync, p99 0.64–0.70
+    /// ms against 1.1–1.6 (two alternations). docs/io.md ("The CRC beside
+    /// the write").
     pub crc_helper: bool,
     /// **Bench only.** Allows [`ReservationKind::DumbCeiling`], whose log
     /// no reader accepts (not pg_waldump, not Walden's reader, not

@@ -92,6 +92,13 @@ struct WrittenAhead {
 /// question reads every slot, lines the other inserters write.
 const THROUGH_RETRY_PAGES: u64 = 16;
 
+/// Large records (long enough to be written through) that compute their
+/// own CRC after an inserter found no CPU to spare for the CRC helper (as
+/// many insertions in flight as CPUs): while insertions keep the CPUs
+/// busy the helper rests, instead of taking a CPU from them whenever one
+/// of them happens to find a moment alone.
+const HELPER_REST_RECORDS: u64 = 64;
+
 /// Aborts the process if dropped while unwinding: a panic between
 /// reservation and release must not leave a hole in the log that later
 /// records are chained past.
@@ -147,6 +154,9 @@ pub(crate) struct InsertPath {
     cpus: usize,
     /// [`Config::crc_helper`]'s thread, with write-through on.
     crc_helper: Option<CrcHelper>,
+    /// Large records still to compute their own CRC since insertions last
+    /// crowded the CPUs ([`HELPER_REST_RECORDS`], [`Self::crowded`]).
+    helper_rest: AtomicU64,
 }
 
 /// Where an [`InsertPath`] starts: what recovery (or a new log) left.
@@ -217,6 +227,7 @@ impl InsertPath {
                 .filter(|&n| n > 0 && !config.direct_io && !config.sync_method.sync_on_write()),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             crc_helper: None,
+            helper_rest: AtomicU64::new(0),
         }
         .with_crc_helper(config.crc_helper)
     }
@@ -347,22 +358,49 @@ impl InsertPath {
     pub(crate) fn insert(&self, rec: &Record) -> Result<RecordSpan, Error> {
         rec.validate()?;
         // With the CRC helper and a CPU to spare for it (fewer insertions
-        // in flight than CPUs, ours to come included), a record long
-        // enough to be written through leaves its body's CRC to
-        // [`Self::crc_beside_write`]; otherwise it is computed here, before
-        // the reservation, as without the helper.
+        // in flight than CPUs, ours to come included, and none crowding
+        // them lately), a record long enough to be written through leaves
+        // its body's CRC to [`Self::crc_beside_write`]; otherwise it is
+        // computed here, before the reservation, as without the helper.
         let deferred_from = match (&self.crc_helper, self.write_through_from) {
             // The size first: `held_now` reads every slot's line, which a
             // small record need not pay for.
             (Some(_), Some(from))
                 if reserved_size(self.format, body_len(rec)) >= from
-                    && self.slots.held_now() + 1 < self.cpus =>
+                    && !self.crowded(1)
+                    && !self.helper_resting() =>
             {
                 from
             }
             _ => u64::MAX,
         };
         self.insert_pending(Pending::deferring_crc(self.format, rec, deferred_from))
+    }
+
+    /// Whether the insertions in flight, with `ours` more (1 before our
+    /// reservation, 0 after it, when our slot is among them), are as many
+    /// as the CPUs: then the CRC helper would take a CPU from them, and it
+    /// rests for the next [`HELPER_REST_RECORDS`] large records.
+    fn crowded(&self, ours: usize) -> bool {
+        let crowded = self.slots.held_now() + ours >= self.cpus;
+        if crowded {
+            // Relaxed: a hint for a heuristic; nothing is published with it.
+            self.helper_rest
+                .store(HELPER_REST_RECORDS, Ordering::Relaxed);
+        }
+        crowded
+    }
+
+    /// Whether the CRC helper rests ([`Self::crowded`]); counts the rest
+    /// down by this record.
+    fn helper_resting(&self) -> bool {
+        // Relaxed, load and store: a hint for a heuristic; two inserters
+        // taking the same count down make the rest a record shorter.
+        let rest = self.helper_rest.load(Ordering::Relaxed);
+        if rest > 0 {
+            self.helper_rest.store(rest - 1, Ordering::Relaxed);
+        }
+        rest > 0
     }
 
     /// Inserts `item`, whose record is validated.
@@ -898,7 +936,7 @@ impl InsertPath {
         if !item.crc_deferred() || item.size < from || 2 + body.len() > THROUGH_PARTS_PER_PAGE {
             return Ok(None);
         }
-        if self.slots.held_now() >= self.cpus {
+        if self.crowded(0) {
             // No CPU to spare for the helper: as many insertions in flight
             // (ours included) as CPUs; it would take one from them.
             return Ok(None);

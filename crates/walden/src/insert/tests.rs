@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::parts::Parts;
 use super::pending::Pending;
 use super::slots::InsertionProgress;
-use super::{Caller, InsertPath, RecordSpan, StartPoint};
+use super::{Caller, InsertPath, RecordSpan, StartPoint, HELPER_REST_RECORDS};
 use crate::buffer::{BufferRing, PageIdentity, PageZeroing};
 use crate::config::{Config, ReservationKind};
 use crate::error::Error;
@@ -409,6 +409,32 @@ fn write_through_writes_the_same_log_as_the_rings_copy() {
             "{what}: nothing written through when off"
         );
     }
+}
+
+/// After an inserter finds the CPUs crowded (as many insertions in flight
+/// as CPUs), the CRC helper rests: the next [`HELPER_REST_RECORDS`] large
+/// records compute their CRC themselves though a CPU is to spare, and the
+/// one after them has its CRC beside the write again.
+#[test]
+fn the_crc_helper_rests_after_the_cpus_were_crowded() {
+    let config = Config {
+        write_through_from: PAGE_SIZE,
+        crc_helper: true,
+        ..Config::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut path = insert_path(dir.path(), &config);
+    let large = || Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
+    // One CPU: crowded by this insertion alone (and it opens the segment).
+    path.cpus = 1;
+    path.insert(&large()).expect("insert");
+    path.cpus = 2;
+    for _ in 0..HELPER_REST_RECORDS {
+        path.insert(&large()).expect("insert");
+    }
+    assert_eq!(path.writer.stats().writes_ahead, 0, "the helper rests");
+    path.insert(&large()).expect("insert");
+    assert_eq!(path.writer.stats().writes_ahead, 1, "the rest is over");
 }
 
 /// A record written through takes the ring's bytes below its first whole
