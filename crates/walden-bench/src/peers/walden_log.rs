@@ -21,7 +21,9 @@ pub enum WaldenSetup {
 /// suites of the same `walden bench all` run measure it (docs/performance.md
 /// gives the numbers): the `SelfLsn` format with `Unlinked` reservation (one
 /// `fetch_add`, stale records still detected), cooperative page
-/// initialisation and batched eviction; everything else as
+/// initialisation, batched eviction and, since the evening of 2026-12-06,
+/// the CRC beside the write (`Config::crc_helper`: ahead in every row of
+/// three alternations at 1 and 2 threads, docs/io.md); everything else as
 /// `Config::default()` (16 MiB segments and buffers, as PostgreSQL's
 /// defaults), with `fdatasync`, like the peers.
 pub fn best_config() -> Config {
@@ -31,6 +33,7 @@ pub fn best_config() -> Config {
         page_init: PageInitKind::Cooperative,
         eviction: Eviction::Batch,
         sync_method: SyncMethod::Fdatasync,
+        crc_helper: true,
         ..Config::default()
     }
 }
