@@ -54,9 +54,6 @@ impl<'a> Parts<'a> {
         }
     }
 
-    /// Takes the next `n` bytes (at most [`Self::remaining`]) as slices,
-    /// one per part they span, into the front of `out`; returns how many.
-    /// `out` must have room for one per part left.
     /// Consumes the next `n` bytes (at most what remains).
     pub(super) fn skip(&mut self, mut n: usize) {
         while n > 0 && self.remaining() > 0 {
@@ -64,6 +61,9 @@ impl<'a> Parts<'a> {
         }
     }
 
+    /// Takes the next `n` bytes (at most [`Self::remaining`]) as slices,
+    /// one per part they span, into the front of `out`; returns how many.
+    /// `out` must have room for one per part left.
     pub(super) fn take_whole<'b>(&mut self, mut n: usize, out: &mut [&'b [u8]]) -> usize
     where
         'a: 'b,

@@ -121,13 +121,13 @@ impl<'b> Pending<'b> {
         self.data
     }
 
-    /// The body's CRC, from its parts unless computed already.
     /// True if the body's CRC is still to compute although the record
     /// does not fit in any page ([`Self::deferring_crc`]).
     pub(super) fn crc_deferred(&self) -> bool {
         self.body_crc.is_none() && self.size > USABLE_BYTES_IN_PAGE
     }
 
+    /// The body's CRC, from its parts unless computed already.
     pub(super) fn body_crc(&self) -> u32 {
         self.body_crc
             .unwrap_or_else(|| crc::parts_crc(&[self.prefix().as_bytes(), self.data]))
