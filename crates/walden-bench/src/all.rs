@@ -49,12 +49,14 @@ pub struct AllArgs {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// Suites to leave out, comma-separated (names as in the results
-    /// directory: limits, rwlock, reserve, insert, insert-batch, switch, logical-1mb,
-    /// commit, pg-workloads, mix, peers, handoff, raft).
+    /// directory: limits, rwlock, reserve, insert, insert-batch,
+    /// insert-scaling, switch, logical-1mb, commit, pg-workloads, mix,
+    /// peers, handoff, raft).
     #[arg(long, value_delimiter = ',')]
     pub skip: Vec<String>,
     /// Run every suite that takes `--direct-io` (insert, insert-batch,
-    /// switch, logical-1mb, commit, pg-workloads, mix, handoff) with it.
+    /// insert-scaling, switch, logical-1mb, commit, pg-workloads, mix,
+    /// handoff) with it.
     #[arg(long)]
     pub direct_io: bool,
 }
@@ -254,6 +256,16 @@ pub fn plan(quick: bool) -> Vec<Suite> {
     let pg_workloads = "--threads 1,2,64 --sync none,fdatasync --payload 100,1MB --logical --best";
     // Short single slices, for the quick run.
     let quick_slices = "--slice-ms 150 --slices 1";
+    // The insert path's ratios (2 threads against 1 on the discarding
+    // storage, steady files against it): every design, 66-byte records,
+    // in slices long and many enough for a ratio that `insert`'s single
+    // short ones swing run to run (about a minute; the quick run's a few
+    // seconds).
+    let insert_scaling = |slices: &str| {
+        format!(
+            "--threads 1,2 --record-bytes 66 --storage discard,files --segment-state steady {slices}"
+        )
+    };
     if quick {
         vec![
             Suite::parsed("limits", S::Limits, "--duration-ms 150"),
@@ -269,6 +281,7 @@ pub fn plan(quick: bool) -> Vec<Suite> {
                 "--threads 1,2,64 --record-bytes 66 --quick",
             ),
             Suite::parsed("insert-batch", S::Insert, insert_batch),
+            Suite::parsed("insert-scaling", S::Insert, &insert_scaling(quick_slices)),
             Suite::parsed(
                 "switch",
                 S::Switch,
@@ -312,6 +325,11 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             Suite::parsed("reserve", S::Reserve, "--quick"),
             Suite::parsed("insert", S::Insert, "--quick"),
             Suite::parsed("insert-batch", S::Insert, insert_batch),
+            Suite::parsed(
+                "insert-scaling",
+                S::Insert,
+                &insert_scaling("--slice-ms 300 --slices 5"),
+            ),
             Suite::parsed("switch", S::Switch, ""),
             Suite::parsed("logical-1mb", S::Logical, ""),
             // Two slices each: every case runs steady and fresh.
@@ -454,6 +472,7 @@ mod tests {
                     "reserve",
                     "insert",
                     "insert-batch",
+                    "insert-scaling",
                     "switch",
                     "logical-1mb",
                     "commit",

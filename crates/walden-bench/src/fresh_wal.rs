@@ -7,7 +7,8 @@
 //! A *fresh* slice measures a new log: every segment it writes is a new
 //! file. A *steady* slice first warms up: it runs the same workload
 //! unmeasured for half the slice's time, fills the log to at least
-//! [`STEADY_MIN_SEGMENTS`] segments and takes a checkpoint that recycles
+//! [`STEADY_MIN_SEGMENTS`] segments and to what that warm-up would write in
+//! the slice's time, and takes a checkpoint that recycles
 //! every segment before the insert position into a future name (as
 //! PostgreSQL does after each checkpoint); runs the workload again for
 //! the slice's time on those recycled segments (stopped at their end),
@@ -181,10 +182,16 @@ pub fn measure_slice(
     let segment = config.segment_size;
     let ahead = config.segments_ahead as u64;
     let warm = FreshWal::create_on(parent, config, setup.storage)?;
-    // First warm-up: makes segments to recycle.
-    work(&warm.wal, duration / 2, None)?;
+    // First warm-up: makes segments to recycle, at a rate (on new files)
+    // below the steady one.
+    let first = work(&warm.wal, duration / 2, None)?;
+    let first_rate =
+        (warm.wal.insert_position().as_u64() - warm.position) as f64 / first.seconds.max(1e-3);
+    // Recycle what it would write in the slice's time, so that the second
+    // warm-up runs long enough to give the steady rate, not its start-up's.
+    let second = (first_rate * duration.as_secs_f64()) as u64;
     let mut recycling = Recycling::new(&warm);
-    recycling.fill_and_checkpoint(&warm, STEADY_MIN_SEGMENTS * segment)?;
+    recycling.fill_and_checkpoint(&warm, second.max(STEADY_MIN_SEGMENTS * segment))?;
     // Second warm-up: runs on them, stopped at their end, for the rate the
     // measured slice will write at.
     let from = warm.wal.insert_position().as_u64();

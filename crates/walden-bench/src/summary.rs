@@ -64,7 +64,7 @@ pub fn summarize(dir: &Path) -> Result<(), BenchError> {
     let json = serde_json::json!({
         "peer_ratios": peer_ratios(&results.peers, &[1, 2, 64]),
         "limit_fractions": limit_fractions(&results),
-        "insert_ratios": insert_ratios(&results.insert),
+        "insert_ratios": insert_ratios(results.insert_for_ratios()),
         "postgres_ratios": pg_ratios(&results.pg_workloads, &results.postgres),
         "projection": line_ns.map(|ns| project_mix(&results.mix, ns, measured_cores(&results))),
         "charts": charts,
@@ -128,7 +128,7 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
     line(String::new());
     line("## The insert path alone — measured".into());
     line(String::new());
-    fraction_table(&mut line, "ratio", &insert_ratios(&r.insert));
+    fraction_table(&mut line, "ratio", &insert_ratios(r.insert_for_ratios()));
     line(String::new());
     line("## Walden against PostgreSQL 15 (WAL bytes/s, PostgreSQL warmed up) — measured".into());
     line(String::new());

@@ -555,5 +555,16 @@ mod tests {
             .contains("2 thread(s): files, steady / discard"));
         assert!((ratios[1].fraction - 0.5).abs() < 1e-9);
         assert!(insert_ratios(&[]).is_empty());
+        // The ratios come from insert-scaling where it ran, else insert.
+        let mut results = Results {
+            insert: rows.to_vec(),
+            ..Results::default()
+        };
+        assert_eq!(insert_ratios(results.insert_for_ratios()).len(), 2);
+        results.insert_scaling = rows[..2].to_vec();
+        let ratios = insert_ratios(results.insert_for_ratios());
+        assert_eq!(ratios.len(), 1, "{ratios:?}");
+        assert!(ratios[0].what.contains("spinlock"), "{ratios:?}");
+        assert!((ratios[0].fraction - 1.2).abs() < 1e-9);
     }
 }

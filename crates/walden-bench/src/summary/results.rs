@@ -50,6 +50,10 @@ pub struct Results {
     pub reserve: Vec<MicroResult>,
     /// `insert`: the non-durable insert path per design and format.
     pub insert: Vec<InsertResult>,
+    /// `insert-scaling`: 66-byte inserts at 1 and 2 threads on the
+    /// discarding storage and steady files, in more and longer slices
+    /// than `insert`'s, for the insert path's ratios.
+    pub insert_scaling: Vec<InsertResult>,
     /// `logical-1mb`: seed 000's 1 MiB messages per page-init and slot setup.
     pub logical: Vec<LogicalResult>,
     /// `peers`.
@@ -71,11 +75,22 @@ impl Results {
             mix: read_results(dir, "mix")?,
             reserve: read_results(dir, "reserve")?,
             insert: read_results(dir, "insert")?,
+            insert_scaling: read_results(dir, "insert-scaling")?,
             logical: read_results(dir, "logical-1mb")?,
             peers: read_results(dir, "peers")?,
             postgres: read_results(dir, "postgres")?,
             machine: read_machine(dir)?,
         })
+    }
+
+    /// The inserts the insert path's ratios come from: `insert-scaling`'s,
+    /// or `insert`'s where that suite did not run.
+    pub fn insert_for_ratios(&self) -> &[InsertResult] {
+        if self.insert_scaling.is_empty() {
+            &self.insert
+        } else {
+            &self.insert_scaling
+        }
     }
 
     /// The limit `probe` measured, if the limits suite ran.
