@@ -49,13 +49,13 @@ pub struct AllArgs {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// Suites to leave out, comma-separated (names as in the results
-    /// directory: limits, rwlock, reserve, insert, insert-batch,
-    /// insert-scaling, switch, logical-1mb, commit, pg-workloads, mix,
-    /// peers, handoff, raft).
+    /// directory, in the order they run: limits, pg-workloads, rwlock,
+    /// reserve, insert, insert-batch, insert-scaling, switch, logical-1mb,
+    /// commit, mix, peers, handoff, raft).
     #[arg(long, value_delimiter = ',')]
     pub skip: Vec<String>,
-    /// Run every suite that takes `--direct-io` (insert, insert-batch,
-    /// insert-scaling, switch, logical-1mb, commit, pg-workloads, mix,
+    /// Run every suite that takes `--direct-io` (pg-workloads, insert,
+    /// insert-batch, insert-scaling, switch, logical-1mb, commit, mix,
     /// handoff) with it.
     #[arg(long)]
     pub direct_io: bool,
@@ -270,6 +270,11 @@ pub fn plan(quick: bool) -> Vec<Suite> {
         vec![
             Suite::parsed("limits", S::Limits, "--duration-ms 150"),
             Suite::parsed(
+                "pg-workloads",
+                S::Commit,
+                &format!("{pg_workloads} {quick_slices}"),
+            ),
+            Suite::parsed(
                 "rwlock",
                 S::Rwlock,
                 "--threads 1,2,64 --duration-ms 150 --slices 1 --reads 93.5",
@@ -298,11 +303,6 @@ pub fn plan(quick: bool) -> Vec<Suite> {
                 &format!("--threads 1,2,16,64 {quick_slices}"),
             ),
             Suite::parsed(
-                "pg-workloads",
-                S::Commit,
-                &format!("{pg_workloads} {quick_slices}"),
-            ),
-            Suite::parsed(
                 "mix",
                 S::Mix,
                 &format!("--threads 1,2,64 --sync none {quick_slices}"),
@@ -319,6 +319,10 @@ pub fn plan(quick: bool) -> Vec<Suite> {
     } else {
         vec![
             Suite::parsed("limits", S::Limits, ""),
+            // Next to the limits and to scripts/pg-bench, which runs just
+            // before: the disk drifts over a run, and the 1 MiB rows of
+            // these cases are compared with both.
+            Suite::parsed("pg-workloads", S::Commit, pg_workloads),
             Suite::parsed("rwlock", S::Rwlock, ""),
             // Their --quick runs take about a minute each; the full ones
             // alone would take longer than the whole default run.
@@ -334,7 +338,6 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             Suite::parsed("logical-1mb", S::Logical, ""),
             // Two slices each: every case runs steady and fresh.
             Suite::parsed("commit", S::Commit, "--slices 2"),
-            Suite::parsed("pg-workloads", S::Commit, pg_workloads),
             Suite::parsed("mix", S::Mix, "--slices 2"),
             Suite::parsed("peers", S::Peers, ""),
             Suite::parsed("handoff", S::Handoff, ""),
@@ -468,6 +471,7 @@ mod tests {
                 names,
                 [
                     "limits",
+                    "pg-workloads",
                     "rwlock",
                     "reserve",
                     "insert",
@@ -476,7 +480,6 @@ mod tests {
                     "switch",
                     "logical-1mb",
                     "commit",
-                    "pg-workloads",
                     "mix",
                     "peers",
                     "handoff",
