@@ -118,13 +118,20 @@ impl BenchError {
 }
 
 /// `error` and its causes, outermost first, joined by `: ` (as `anyhow`
-/// prints an error with `{:#}`).
+/// prints an error with `{:#}`), each cause left out where the message
+/// before it already says it: many errors name their cause in their own
+/// message (`#[error("...: {source}")]`), which `{:#}` prints twice.
 pub fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
+    let mut previous = text.clone();
     let mut cause = error.source();
     while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
+        let message = e.to_string();
+        if !previous.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        previous = message;
         cause = e.source();
     }
     text
@@ -140,5 +147,32 @@ mod tests {
         assert_eq!(chain(&e), "reading x.json: disk gone");
         let e = BenchError::from(ConfigError::InsertSlots(0));
         assert_eq!(chain(&e), ConfigError::InsertSlots(0).to_string());
+    }
+
+    /// An error whose message names its cause, as `#[error("...: {source}")]` does.
+    #[derive(Debug)]
+    struct Naming(std::io::Error);
+
+    impl std::fmt::Display for Naming {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "opening the log: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Naming {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_the_message_names_is_printed_once() {
+        let e = Naming(std::io::Error::other("no such directory"));
+        assert_eq!(chain(&e), "opening the log: no such directory");
+        let e = BenchError::io("walden write")(std::io::Error::other(e));
+        assert_eq!(
+            chain(&e),
+            "walden write: opening the log: no such directory"
+        );
     }
 }

@@ -54,69 +54,7 @@ fn main() {
         Command::Verify(a) => verify::run(a),
     };
     if let Err(e) = result {
-        eprintln!("walden: error: {}", report(&e));
+        eprintln!("walden: error: {}", walden_bench::error::chain(e.as_ref()));
         std::process::exit(1);
-    }
-}
-
-/// `e` and its causes as "error: cause: cause's cause", each cause left out
-/// where the message before it already says it (many of the library's
-/// errors name their cause in their own message, and anyhow's `{:#}`
-/// would print it twice).
-fn report(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    let mut previous = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.is_empty() {
-            out.clone_from(&text);
-        } else if !previous.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        previous = text;
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::report;
-
-    /// An error whose message names its cause, as `#[error("...: {source}")]` does.
-    #[derive(Debug)]
-    struct Naming(std::io::Error);
-
-    impl std::fmt::Display for Naming {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "opening the log: {}", self.0)
-        }
-    }
-
-    impl std::error::Error for Naming {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            Some(&self.0)
-        }
-    }
-
-    fn gone() -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory")
-    }
-
-    #[test]
-    fn a_cause_the_message_names_is_printed_once() {
-        let e = anyhow::Error::new(Naming(gone()));
-        assert_eq!(report(&e), "opening the log: no such directory");
-    }
-
-    #[test]
-    fn a_cause_the_message_leaves_out_is_appended() {
-        let e = anyhow::Error::new(gone()).context("reading the segment");
-        assert_eq!(report(&e), "reading the segment: no such directory");
-        let e = anyhow::Error::new(Naming(gone())).context("walden write");
-        assert_eq!(
-            report(&e),
-            "walden write: opening the log: no such directory"
-        );
     }
 }
