@@ -252,8 +252,15 @@ pub fn plan(quick: bool) -> Vec<Suite> {
     let insert_batch = "--threads 1,2,64 --record-bytes 66 --batch 1,16,64,256 \
                         --format postgres15 --reservation spinlock --quick";
     // PostgreSQL's workloads (scripts/pg-bench): the same cases in both
-    // runs, Walden in its best configuration (as against the peers).
-    let pg_workloads = "--threads 1,2,64 --sync none,fdatasync --payload 100,1MB --logical --best";
+    // runs, Walden in its best configuration (as against the peers), the
+    // disk's limits that match a 1 MiB case measured after each of its
+    // steady slices (`MS` ms each).
+    let pg_workloads = |beside_ms: u32| {
+        format!(
+            "--threads 1,2,64 --sync none,fdatasync --payload 100,1MB --logical --best \
+             --limits-beside {beside_ms}"
+        )
+    };
     // Short single slices, for the quick run.
     let quick_slices = "--slice-ms 150 --slices 1";
     // The insert path's ratios (2 threads against 1 on the discarding
@@ -272,7 +279,7 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             Suite::parsed(
                 "pg-workloads",
                 S::Commit,
-                &format!("{pg_workloads} {quick_slices}"),
+                &format!("{} {quick_slices}", pg_workloads(100)),
             ),
             Suite::parsed(
                 "rwlock",
@@ -322,7 +329,7 @@ pub fn plan(quick: bool) -> Vec<Suite> {
             // Next to the limits and to scripts/pg-bench, which runs just
             // before: the disk drifts over a run, and the 1 MiB rows of
             // these cases are compared with both.
-            Suite::parsed("pg-workloads", S::Commit, pg_workloads),
+            Suite::parsed("pg-workloads", S::Commit, &pg_workloads(300)),
             Suite::parsed("rwlock", S::Rwlock, ""),
             // Their --quick runs take about a minute each; the full ones
             // alone would take longer than the whole default run.
@@ -582,9 +589,13 @@ mod tests {
             pg,
             &CommitArgs {
                 run: pg.run.clone(),
+                limits_beside: pg.limits_beside,
                 ..pg_full.clone()
             }
         );
+        // The matching limits beside every 1 MiB case's steady slices,
+        // shorter in the quick run.
+        assert!(pg.limits_beside < pg_full.limits_beside && pg.limits_beside.is_some());
         for name in ["commit", "pg-workloads", "mix", "peers"] {
             let run = match find(&quick, name) {
                 SuiteArgs::Commit(a) => &a.run,

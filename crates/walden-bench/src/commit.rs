@@ -6,6 +6,7 @@
 //! transaction, so the same cases run against PostgreSQL 15 itself
 //! (`scripts/pg-bench`) compare as WAL bytes per second.
 
+pub mod limits_beside;
 pub mod suite;
 
 use std::path::Path;

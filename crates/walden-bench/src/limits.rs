@@ -181,6 +181,44 @@ impl Probe {
         out
     }
 
+    /// The probes of [`Probe::all`] that a Walden case of `payload`-byte
+    /// messages at `threads` threads, in the steady state, is read against
+    /// in the summary: for durable 1 MiB messages every durable 1 MiB
+    /// write into a cached file or with `O_DIRECT` by at most `threads`
+    /// writers (the fastest counts; a fresh file's, never the fastest, is
+    /// no steady state's limit); for 1 MiB messages without sync the
+    /// overwrite of a cached file by one writer and, at 1 or 2 threads,
+    /// CRC-32C (+ memcpy) + that overwrite at as many; none for other
+    /// payloads.
+    pub fn matching(payload: usize, durable: bool, threads: usize) -> Vec<Probe> {
+        if payload != BLOCK {
+            return Vec::new();
+        }
+        Probe::all()
+            .into_iter()
+            .filter(|probe| match *probe {
+                Probe::FileWrite {
+                    target,
+                    bytes,
+                    sync,
+                    writers,
+                } => {
+                    bytes == BLOCK
+                        && sync.durable() == durable
+                        && if durable {
+                            target != WriteTarget::Fresh && writers <= threads
+                        } else {
+                            target == WriteTarget::Overwrite && writers == 1
+                        }
+                }
+                Probe::CrcOverwrite { threads: t } | Probe::CopyCrcOverwrite { threads: t } => {
+                    !durable && t == threads
+                }
+                _ => false,
+            })
+            .collect()
+    }
+
     /// A short label for tables and charts.
     pub fn label(&self) -> String {
         match *self {
@@ -250,6 +288,45 @@ pub struct LimitResult {
     /// the non-durable overwrite cycled through [`CACHED_FILE`].
     #[serde(default)]
     pub working_set_bytes: Option<u64>,
+}
+
+impl LimitResult {
+    /// Several runs of probes (each about as long) as one result per
+    /// probe, in the order of each probe's first run: the mean of its
+    /// runs' rates, the mean time per operation that follows, and no
+    /// latency percentiles (a run's are its own); a probe the machine
+    /// refused stays its first run, which says so.
+    pub fn means(runs: &[LimitResult]) -> Vec<LimitResult> {
+        let mut out: Vec<LimitResult> = Vec::new();
+        for first in runs {
+            if out.iter().any(|m| m.probe == first.probe) {
+                continue;
+            }
+            let same: Vec<&LimitResult> = runs.iter().filter(|r| r.probe == first.probe).collect();
+            if same.iter().any(|r| r.unsupported.is_some()) {
+                out.push(first.clone());
+                continue;
+            }
+            let n = same.len() as f64;
+            let ops_per_sec = same.iter().map(|r| r.ops_per_sec).sum::<f64>() / n;
+            let gb_per_sec = same
+                .iter()
+                .map(|r| r.gb_per_sec)
+                .sum::<Option<f64>>()
+                .map(|sum| sum / n);
+            out.push(LimitResult {
+                probe: first.probe,
+                ops_per_sec,
+                gb_per_sec,
+                ns_per_op: 1e9 / ops_per_sec,
+                p50_ns: None,
+                p99_ns: None,
+                unsupported: None,
+                working_set_bytes: first.working_set_bytes,
+            });
+        }
+        out
+    }
 }
 
 /// A probe that could not run.
@@ -479,6 +556,93 @@ mod tests {
             }
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn the_matching_limits_are_the_1_mib_writes_of_the_same_durability() {
+        let all = Probe::all();
+        for threads in [1, 2, 64] {
+            let durable = Probe::matching(BLOCK, true, threads);
+            assert!(!durable.is_empty());
+            for probe in &durable {
+                assert!(all.contains(probe), "{probe:?}");
+                let Probe::FileWrite {
+                    target,
+                    bytes,
+                    sync,
+                    writers,
+                } = *probe
+                else {
+                    panic!("{probe:?} is not a write");
+                };
+                assert!(bytes == BLOCK && sync.durable() && writers <= threads);
+                assert_ne!(target, WriteTarget::Fresh);
+            }
+            let two_writers = durable
+                .iter()
+                .any(|p| matches!(p, Probe::FileWrite { writers: 2, .. }));
+            assert_eq!(two_writers, threads >= 2, "{durable:?}");
+            let overwrite = |sync| Probe::FileWrite {
+                target: WriteTarget::Overwrite,
+                bytes: BLOCK,
+                sync,
+                writers: 1,
+            };
+            let open_datasync = overwrite(WriteSync::OpenDatasync);
+            assert!(durable.contains(&open_datasync), "{durable:?}");
+            let cached = Probe::matching(BLOCK, false, threads);
+            assert!(cached.contains(&overwrite(WriteSync::None)), "{cached:?}");
+            let checksummed = cached
+                .iter()
+                .filter(|p| {
+                    matches!(p, Probe::CrcOverwrite { threads: t } | Probe::CopyCrcOverwrite { threads: t } if *t == threads)
+                })
+                .count();
+            assert_eq!(checksummed, if threads <= 2 { 2 } else { 0 });
+            assert_eq!(cached.len(), 1 + checksummed, "{cached:?}");
+        }
+        assert!(Probe::matching(100, true, 1).is_empty());
+        assert!(Probe::matching(8 << 10, false, 2).is_empty());
+    }
+
+    #[test]
+    fn means_take_each_probes_runs_together_in_order() {
+        let run = |probe, ops_per_sec: f64| LimitResult {
+            probe,
+            ops_per_sec,
+            gb_per_sec: Some(ops_per_sec * BLOCK as f64 / 1e9),
+            ns_per_op: 1e9 / ops_per_sec,
+            p50_ns: Some(1),
+            p99_ns: Some(2),
+            unsupported: None,
+            working_set_bytes: Some(DURABLE_FILE),
+        };
+        let write = |target| Probe::FileWrite {
+            target,
+            bytes: BLOCK,
+            sync: WriteSync::Fdatasync,
+            writers: 1,
+        };
+        let (overwrite, direct) = (write(WriteTarget::Overwrite), write(WriteTarget::Direct));
+        let mut refused = run(direct, 0.0);
+        refused.unsupported = Some("O_DIRECT refused".into());
+        let runs = [
+            run(overwrite, 1000.0),
+            refused.clone(),
+            run(overwrite, 3000.0),
+            refused,
+        ];
+        let means = LimitResult::means(&runs);
+        assert_eq!(means.len(), 2, "{means:?}");
+        assert_eq!(means[0].probe, overwrite);
+        assert!((means[0].ops_per_sec - 2000.0).abs() < 1e-9);
+        assert!((means[0].gb_per_sec.unwrap() - 2000.0 * BLOCK as f64 / 1e9).abs() < 1e-9);
+        assert!((means[0].ns_per_op - 5e5).abs() < 1e-6);
+        assert_eq!((means[0].p50_ns, means[0].p99_ns), (None, None));
+        assert_eq!(means[0].working_set_bytes, Some(DURABLE_FILE));
+        assert_eq!(means[1].probe, direct);
+        assert!(means[1].unsupported.is_some());
+        assert!(LimitResult::means(&[]).is_empty());
     }
 
     #[test]

@@ -121,7 +121,9 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
           a record's whole pages straight from the caller's bytes, as Walden's write-through does, \
           `Config::write_through_from`), against memcpy + CRC-32C + that overwrite (the least of one \
           that copies each record into its buffers) and against memcpy + CRC-32C; 100 B commits against the fastest durable 8 kB write. \
-          Walden's segments steady where measured."
+          Walden's segments steady where measured. A limit \"beside its slices\" is the mean of the \
+          runs of that probe right after each of the case's steady slices (`--limits-beside`), \
+          not the limits suite's one run at the start: the disk drifts over a run."
         .into());
     line(String::new());
     fraction_table(&mut line, "walden / limit", &limit_fractions(r));

@@ -4,12 +4,15 @@
 //! workloads `scripts/pg-bench` runs on PostgreSQL 15.
 
 use std::num::NonZeroUsize;
+use std::time::Duration;
 
 use clap::Args;
 
+use crate::commit::limits_beside::{CaseLimits, LimitsBeside};
 use crate::commit::{self, CommitRecord, CommitResult};
 use crate::error::BenchError;
-use crate::fresh_wal::CUT_SHORT_NOTE;
+use crate::fresh_wal::{LogSetup, SegmentState, CUT_SHORT_NOTE};
+use crate::limits::LimitResult;
 use crate::peers::best_config;
 use walden::{Config, SyncMethod};
 
@@ -55,6 +58,15 @@ pub struct CommitArgs {
     /// method is still the case's.
     #[arg(long)]
     pub best: bool,
+    /// After each steady slice of a 1 MiB case, measure the machine's
+    /// limits that match it (those the summary reads it against: durable
+    /// 1 MiB writes with at most as many writers, or the overwrite of a
+    /// cached file and CRC-32C + overwrite) for this many milliseconds
+    /// each, on the disk the logs use; the JSON keeps every run beside its
+    /// case, and the summary reads the case against their mean rather than
+    /// against the limits suite's one measurement at the start of the run.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limits_beside: Option<u64>,
     /// The strategy knobs, over the base configuration.
     #[command(flatten)]
     pub knobs: StrategyArgs,
@@ -87,6 +99,9 @@ pub fn run(args: &CommitArgs) -> Result<(), BenchError> {
     let setups = args.states.setups();
     let bar = args.run.progress(cases.len() * setups.len())?;
     let settings = args.run.settings();
+    let mut beside = args
+        .limits_beside
+        .map(|ms| LimitsBeside::new(settings.dir.clone(), Duration::from_millis(ms)));
     let results = commit::run(&cases, &setups, record, &config, &settings, |c, s| {
         bar.set_message(format!(
             "{}, {} threads, {}",
@@ -95,10 +110,21 @@ pub fn run(args: &CommitArgs) -> Result<(), BenchError> {
             s.label()
         ));
         bar.inc(1);
+        if let Some(beside) = beside.as_mut() {
+            beside.after_slice(c, s, |label| {
+                bar.set_message(format!("limit beside it: {label}"))
+            });
+        }
     })?;
+    let beside = beside.map(LimitsBeside::finish).transpose()?;
     finish(
         bar,
-        || print_table(&results),
+        || {
+            print_table(&results);
+            if let Some(beside) = &beside {
+                print_limits_beside(&results, beside);
+            }
+        },
         json,
         serde_json::json!({
             "workload": "commit",
@@ -108,6 +134,7 @@ pub fn run(args: &CommitArgs) -> Result<(), BenchError> {
             "slice_ms": args.run.slice_ms,
             "slices": args.run.slices,
             "results": results,
+            "limits_beside": beside,
         }),
     )
 }
@@ -152,6 +179,43 @@ fn print_table(results: &[CommitResult]) {
     }
     if results.iter().any(|r| r.figures.slices_cut_short > 0) {
         println!("{CUT_SHORT_NOTE}");
+    }
+}
+
+/// The limits measured beside each case's steady slices: each probe's
+/// mean over its runs, how many, and the case's steady WAL rate against it.
+fn print_limits_beside(results: &[CommitResult], beside: &[CaseLimits]) {
+    if beside.is_empty() {
+        return;
+    }
+    println!("\nlimits beside the steady slices (mean of the runs; walden's WAL / limit):");
+    let steady = LogSetup::files(SegmentState::Steady);
+    for case in beside {
+        let walden = results
+            .iter()
+            .find(|r| r.case == case.case && r.setup == steady)
+            .map(|r| r.figures.wal_bytes_per_sec);
+        let label = format!(
+            "{} {} {} thread(s)",
+            case.case.sync_method,
+            size(case.case.payload),
+            case.case.threads
+        );
+        for limit in LimitResult::means(&case.runs) {
+            let runs = case.runs.iter().filter(|l| l.probe == limit.probe).count();
+            match (&limit.unsupported, limit.gb_per_sec) {
+                (Some(why), _) => {
+                    println!("{label:<30} {}: unsupported: {why}", limit.probe.label())
+                }
+                (None, Some(gb)) => println!(
+                    "{label:<30} {:<66} {:>12} ×{runs} {:>6}",
+                    limit.probe.label(),
+                    bytes_rate(gb * 1e9),
+                    walden.map_or("-".to_owned(), |w| ratio(w, Some(gb * 1e9))),
+                ),
+                (None, None) => {}
+            }
+        }
     }
 }
 

@@ -114,30 +114,49 @@ fn best_write(
         .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
 }
 
+/// The limit `probe` measured for `case`: the mean of its runs beside
+/// the case's slices where it ran there (`true`), else the limits suite's
+/// (`false`); none if neither measured it or the machine refused it.
+fn limit_of(r: &Results, case: Option<&CommitResult>, probe: Probe) -> Option<(LimitResult, bool)> {
+    let steady = LogSetup::files(SegmentState::Steady);
+    let runs = case
+        .filter(|c| c.setup == steady)
+        .and_then(|c| r.pg_workloads_beside.iter().find(|b| b.case == c.case));
+    let beside = runs.and_then(|b| {
+        LimitResult::means(&b.runs)
+            .into_iter()
+            .find(|l| l.probe == probe)
+    });
+    beside
+        .map(|l| (l, true))
+        .or_else(|| r.limit(probe).map(|l| (l.clone(), false)))
+        .filter(|(l, _)| l.unsupported.is_none())
+}
+
 /// Walden's figures as fractions of the limits that match them: each row
 /// names the Walden figure and the limit (the fastest of the matching
-/// probes, named).
+/// probes, named, and whether it was measured beside the case's slices).
 pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
     let mut out = Vec::new();
-    let mut push = |what: String, walden: Option<f64>, limit: Option<&LimitResult>, gb: bool| {
-        let value = |l: &LimitResult| {
-            if gb {
-                l.gb_per_sec
+    let mut push =
+        |what: String, walden: Option<f64>, limit: Option<(LimitResult, bool)>, gb: bool| {
+            let Some((limit, beside)) = limit else { return };
+            let value = if gb {
+                limit.gb_per_sec
             } else {
-                Some(l.ops_per_sec)
+                Some(limit.ops_per_sec)
+            };
+            if let (Some(walden), Some(v)) = (walden, value.filter(|&v| v > 0.0)) {
+                let when = if beside { ", beside its slices" } else { "" };
+                out.push(LimitFraction {
+                    what: format!("{what} / {}{when}", limit.probe.label()),
+                    walden,
+                    limit: v,
+                    unit: if gb { "GB/s" } else { "ops/s" },
+                    fraction: walden / v,
+                });
             }
         };
-        let Some(limit) = limit else { return };
-        if let (Some(walden), Some(v)) = (walden, value(limit).filter(|&v| v > 0.0)) {
-            out.push(LimitFraction {
-                what: format!("{what} / {}", limit.probe.label()),
-                walden,
-                limit: v,
-                unit: if gb { "GB/s" } else { "ops/s" },
-                fraction: walden / v,
-            });
-        }
-    };
     let walden_peer = |workload, threads| {
         r.peers
             .iter()
@@ -150,11 +169,12 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
     };
     let durable_8k = best_write(r, 8 << 10, |_, sync, writers| {
         sync.durable() && writers == 1
-    });
+    })
+    .map(|l| (l.clone(), false));
     push(
         "durable 100 B commits, 1 thread".into(),
         walden_peer(Workload::Commit, 1),
-        durable_8k,
+        durable_8k.clone(),
         false,
     );
     // One thread only: with more, group commit shares each sync.
@@ -167,9 +187,10 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
     );
     for threads in [1, 2, 64] {
         let case = pg_workload_case(&r.pg_workloads, BLOCK, true, threads);
-        let limit = best_write(r, BLOCK, |_, sync, writers| {
-            sync.durable() && writers <= threads
-        });
+        let limit = Probe::matching(BLOCK, true, threads)
+            .into_iter()
+            .filter_map(|probe| limit_of(r, case, probe))
+            .max_by(|(a, _), (b, _)| a.ops_per_sec.total_cmp(&b.ops_per_sec));
         push(
             format!(
                 "1 MiB messages fsync on, {threads} thread(s){}",
@@ -180,33 +201,38 @@ pub fn limit_fractions(r: &Results) -> Vec<LimitFraction> {
             true,
         );
     }
-    // Results from before the overwrite cycled through a WAL-sized working
-    // set (no `working_set_bytes`) rewrote one cached 16 MiB file from one
-    // buffer, all in the CPU's cache: no limit for a WAL.
-    let overwrite = best_write(r, BLOCK, |target, sync, writers| {
-        target == WriteTarget::Overwrite && !sync.durable() && writers == 1
-    })
-    .filter(|l| l.working_set_bytes.is_some());
-    for threads in [1, 2] {
+    let overwrite = Probe::FileWrite {
+        target: WriteTarget::Overwrite,
+        bytes: BLOCK,
+        sync: WriteSync::None,
+        writers: 1,
+    };
+    for threads in [1, 2, 64] {
         let case = pg_workload_case(&r.pg_workloads, BLOCK, false, threads);
         let rate = case.map(|c| c.figures.wal_bytes_per_sec / 1e9);
         let what = format!(
             "1 MiB messages fsync off, {threads} thread(s){}",
             state(case)
         );
-        push(what.clone(), rate, overwrite, true);
         for probe in [
+            overwrite,
             Probe::CrcOverwrite { threads },
             Probe::CopyCrcOverwrite { threads },
             Probe::CopyCrc { threads },
         ] {
-            push(what.clone(), rate, r.limit(probe), true);
+            // Results from before the overwrite cycled through a
+            // WAL-sized working set (no `working_set_bytes`) rewrote one
+            // cached 16 MiB file from one buffer, all in the CPU's cache:
+            // no limit for a WAL.
+            let limit = limit_of(r, case, probe)
+                .filter(|(l, _)| probe != overwrite || l.working_set_bytes.is_some());
+            push(what.clone(), rate, limit, true);
         }
     }
     push(
         "100 B appends, 2 threads".into(),
         walden_peer(Workload::Append, 2),
-        r.limit(Probe::LineTransfer),
+        limit_of(r, None, Probe::LineTransfer),
         false,
     );
     out
@@ -338,6 +364,7 @@ pub fn pg_ratios(walden: &[CommitResult], postgres: &[PgResult]) -> Vec<PgRatio>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commit::limits_beside::CaseLimits;
     use crate::commit::CommitCase;
     use crate::fixtures::{figures, peer};
     use walden::SyncMethod;
@@ -425,6 +452,53 @@ mod tests {
             setup: LogSetup::files(state),
             figures: figures(gb * 1e9 / BLOCK as f64, gb * 1e9),
         }
+    }
+
+    #[test]
+    fn a_case_with_limits_beside_its_slices_is_read_against_their_mean() {
+        let one = message(SyncMethod::Fdatasync, 1, SegmentState::Steady, 0.8);
+        let beside = CaseLimits {
+            case: one.case,
+            runs: vec![
+                write_limit(WriteTarget::Overwrite, WriteSync::Fdatasync, 1, 0.9),
+                write_limit(WriteTarget::Direct, WriteSync::Fdatasync, 1, 0.5),
+                write_limit(WriteTarget::Overwrite, WriteSync::Fdatasync, 1, 1.1),
+            ],
+        };
+        let r = Results {
+            pg_workloads_beside: vec![beside],
+            limits: vec![write_limit(
+                WriteTarget::Overwrite,
+                WriteSync::Fdatasync,
+                1,
+                2.0,
+            )],
+            pg_workloads: vec![
+                one,
+                message(SyncMethod::Fdatasync, 2, SegmentState::Steady, 1.0),
+            ],
+            ..Results::default()
+        };
+        let rows = limit_fractions(&r);
+        let row = |threads: usize| {
+            let prefix = format!("1 MiB messages fsync on, {threads} thread(s), steady / ");
+            let row = rows.iter().find(|f| f.what.starts_with(&prefix));
+            row.unwrap_or_else(|| panic!("{prefix}: {rows:?}"))
+        };
+        // The faster probe beside the slices, as the mean of its runs.
+        let beside = row(1);
+        assert!((beside.limit - 1.0).abs() < 1e-9, "{beside:?}");
+        assert!((beside.fraction - 0.8).abs() < 1e-9, "{beside:?}");
+        assert!(
+            beside
+                .what
+                .ends_with("+ fdatasync, 1 MiB, beside its slices"),
+            "{beside:?}"
+        );
+        // Without runs beside it, the limits suite's.
+        let suite = row(2);
+        assert!((suite.fraction - 0.5).abs() < 1e-9, "{suite:?}");
+        assert!(suite.what.ends_with("+ fdatasync, 1 MiB"), "{suite:?}");
     }
 
     #[test]

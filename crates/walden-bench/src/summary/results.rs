@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::commit::limits_beside::CaseLimits;
 use crate::commit::CommitResult;
 use crate::error::BenchError;
 use crate::limits::{LimitResult, Probe};
@@ -44,6 +45,9 @@ pub struct Results {
     pub commit: Vec<CommitResult>,
     /// `commit` with PostgreSQL's logical messages: the PostgreSQL workloads.
     pub pg_workloads: Vec<CommitResult>,
+    /// The machine's limits measured beside the PostgreSQL workloads'
+    /// steady slices (`--limits-beside`); empty where they were not.
+    pub pg_workloads_beside: Vec<CaseLimits>,
     /// `mix`: seed 001's append-only transactions per reservation design.
     pub mix: Vec<MixResult>,
     /// `reserve`: seed 001's reservation microbenchmark per design.
@@ -72,6 +76,7 @@ impl Results {
             limits: read_results(dir, "limits")?,
             commit: read_results(dir, "commit")?,
             pg_workloads: read_results(dir, "pg-workloads")?,
+            pg_workloads_beside: read_beside(dir, "pg-workloads")?,
             mix: read_results(dir, "mix")?,
             reserve: read_results(dir, "reserve")?,
             insert: read_results(dir, "insert")?,
@@ -107,6 +112,19 @@ fn read_machine(dir: &Path) -> Result<Option<Machine>, BenchError> {
         machine: Option<Machine>,
     }
     Ok(read_file::<File>(dir, "limits")?.and_then(|f| f.machine))
+}
+
+/// The `limits_beside` of `dir/name.json` (a commit suite's); empty if the
+/// file is absent or has none.
+fn read_beside(dir: &Path, name: &str) -> Result<Vec<CaseLimits>, BenchError> {
+    #[derive(serde::Deserialize)]
+    struct File {
+        #[serde(default)]
+        limits_beside: Option<Vec<CaseLimits>>,
+    }
+    Ok(read_file::<File>(dir, name)?
+        .and_then(|f| f.limits_beside)
+        .unwrap_or_default())
 }
 
 /// `dir/name.json` parsed; none if the file is absent.
