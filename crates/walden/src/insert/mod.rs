@@ -81,9 +81,10 @@ const THROUGH_PARTS: usize = THROUGH_PAGES * THROUGH_PARTS_PER_PAGE;
 struct WrittenAhead {
     /// The first page's start.
     from: Lsn,
-    /// Just past the last page.
+    /// Just past the last page, or the record's end where its last page
+    /// went with them (its bytes copied into the ring first).
     to: Lsn,
-    /// The record's bytes on them.
+    /// The record's bytes on them (and on that last page).
     bytes: usize,
 }
 
@@ -850,7 +851,7 @@ impl InsertPath {
         let mut headers = [0; THROUGH_HEADERS];
         let mut parts: [&[u8]; THROUGH_PARTS] = [&[]; THROUGH_PARTS];
         let (through, end) = self.through_pages(page, src, &mut headers, &mut parts);
-        let through = match self.copy_tail(page, end, src, progress)? {
+        let through = match self.copy_tail(page, end, src, page, progress)? {
             Some(tail_end) => through.with_tail(tail_end),
             None => through,
         };
@@ -906,7 +907,10 @@ impl InsertPath {
     /// the CRC to the helper and meanwhile writes the record's whole pages
     /// after its first page ahead of the written point
     /// ([`Writer::write_ahead`]; the first page, which holds the header,
-    /// is not filled yet); then seals the header with the helper's CRC and
+    /// is not filled yet), with the record's last page where it ends in
+    /// the page after them ([`Self::copy_tail`]: copied into the ring
+    /// first, so that the flush after the insert writes only the first
+    /// page); then seals the header with the helper's CRC and
     /// copies the record's first page and the rest after those pages into
     /// the ring ([`Self::copy_record`], which skips them). Returns the
     /// record's end, or `None`, with nothing written, where the helper is
@@ -965,6 +969,13 @@ impl InsertPath {
         let Some(ticket) = helper.start(body) else {
             return Ok(None);
         };
+        // The record's last page goes with them where it can, so that the
+        // flush after the insert writes only the first page.
+        let advertised = self.advertisement(at);
+        let through = match self.copy_tail(page, end, &mut src, advertised, progress)? {
+            Some(tail_end) => through.with_tail(tail_end),
+            None => through,
+        };
         self.writer
             .write_ahead(&self.ring, &self.supply, file.as_ref(), &through)?;
         let crc = ticket.finish();
@@ -973,41 +984,45 @@ impl InsertPath {
         self.format.seal_header(header, at, self.seg, crc, sealed);
         let ahead = WrittenAhead {
             from: page,
-            to: end,
+            to: through.end(),
             bytes: before - src.remaining(),
         };
         self.copy_record(sealed, &body, at, progress, Some(ahead))
             .map(Some)
     }
 
-    /// For a write-through of the pages `[page, end)`: if the rest of the
-    /// record in `src` ends in the page at `end`, in the same segment,
+    /// For a write of the pages `[page, end)` from the caller's bytes
+    /// (write-through, or written ahead beside the CRC): if the rest of
+    /// the record in `src` ends in the page at `end`, in the same segment,
     /// copies it there in the ring (with the page's header, which marks
     /// it continued, and the alignment padding) and returns where it ends,
     /// so that the same write takes that page and the flush after the
-    /// insert finds nothing left to write. `None`, with nothing copied,
-    /// where the rest covers that page whole, crosses into another
-    /// segment, or where that page's ring slot would be one of the
-    /// written-through pages' (a record longer than the ring: freeing it
-    /// would wait for this insertion).
+    /// insert finds nothing of it left to write. `None`, with nothing
+    /// copied, where the rest covers that page whole, crosses into another
+    /// segment, or where that page's ring slot last held a page at or
+    /// above `advertised`'s (a record about as long as the ring: freeing
+    /// the slot would wait for this insertion, whose bytes from there on
+    /// are not copied yet).
     ///
-    /// We advertise `page` meanwhile, not more: the pages from there on
-    /// are not written yet, and their ring slots hold nothing of ours.
+    /// We advertise `advertised` meanwhile, not more: every byte of ours
+    /// below it is copied (`page` for a write-through; our start for a
+    /// write ahead, whose first page is filled only after the CRC).
     fn copy_tail(
         &self,
         page: Lsn,
         end: Lsn,
         src: &mut Parts,
+        advertised: Lsn,
         progress: &impl InsertionProgress,
     ) -> Result<Option<Lsn>, Error> {
         let header = self.seg.page_header_size(end);
         let rest = src.remaining() as u64;
         let same_segment = self.seg.segno(end) == self.seg.segno(page);
-        let in_ring = end.0 + PAGE_SIZE - page.0 <= self.ring.bytes();
+        let in_ring = end.0 + PAGE_SIZE - advertised.page_start().0 <= self.ring.bytes();
         if rest == 0 || rest >= PAGE_SIZE - header || !same_segment || !in_ring {
             return Ok(None);
         }
-        self.map_page(end, page, progress)?;
+        self.map_page(end, advertised, progress)?;
         // SAFETY: the page is initialised and our record covers its start.
         unsafe { self.ring.set_contrecord(end, rest as u32) };
         let mut at = Lsn(end.0 + header);

@@ -481,6 +481,53 @@ fn write_through_writes_the_rings_pages_below_and_the_tail_in_the_same_write() {
     );
 }
 
+/// With the CRC beside the write, a record's pages after its first go
+/// ahead of the written point with the page its last bytes end in (from
+/// the ring, copied there first) in one write, and the flush after the
+/// insert writes only the record's first page, sealed with the CRC: two
+/// writes a record (before, the flush wrote the first and the last page
+/// apart, three). (That the log is the ring copy's, byte for byte, is
+/// `write_through_writes_the_same_log_as_the_rings_copy`.)
+#[test]
+fn the_crc_beside_the_write_writes_the_last_page_ahead_with_the_pages() {
+    let config = Config {
+        crc_helper: true,
+        ..through_at_one_page()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut path = insert_path(dir.path(), &config);
+    // A CPU to spare for the helper beside this thread.
+    path.cpus = 2;
+    let large = Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
+    // The first large record opens the segment (written through).
+    let first = path.insert(&large).expect("insert");
+    path.flush(first.end, Caller::Flush).expect("flush");
+    let before = path.writer.stats();
+    let span = path.insert(&large).expect("insert beside the helper");
+    assert_ne!(span.end.page_offset(), 0, "the record ends inside a page");
+    let ahead = path.writer.stats();
+    assert_eq!(ahead.writes_ahead, before.writes_ahead + 1, "{ahead:?}");
+    assert_eq!(
+        ahead.writes,
+        before.writes + 1,
+        "one write ahead: {ahead:?}"
+    );
+    let pages_from = span.start.page_start().0 + PAGE_SIZE;
+    assert_eq!(
+        ahead.bytes_written - before.bytes_written,
+        span.end.page_start().0 + PAGE_SIZE - pages_from,
+        "from the page after the first to the end of the last page"
+    );
+    path.flush(span.end, Caller::Flush).expect("flush");
+    let flushed = path.writer.stats();
+    assert_eq!(
+        (flushed.writes, flushed.bytes_written),
+        (ahead.writes + 1, ahead.bytes_written + PAGE_SIZE),
+        "the flush writes the first page alone"
+    );
+    assert_eq!(path.writer.written(), span.end, "written up to the end");
+}
+
 /// A config that writes through every record covering a page whole,
 /// choosing slots so that a thread holding one still gets another.
 fn through_at_one_page() -> Config {

@@ -83,8 +83,9 @@ impl<'a> ThroughPages<'a> {
     /// tail.
     ///
     /// # Safety
-    /// The write's contract ([`Writer::write_through`]): the tail's bytes
-    /// are copied, and its ring slot holds the page until the write is done.
+    /// The write's contract ([`Writer::write_through`],
+    /// [`Writer::write_ahead`]): the tail's bytes are copied, and its ring
+    /// slot holds the page until the write is done.
     pub(super) unsafe fn tail<'t>(
         &self,
         ring: &BufferRing,
@@ -142,16 +143,18 @@ impl Writer {
         }
     }
 
-    /// Writes `pages` (no tail) to `file`, the description
+    /// Writes `pages` and their tail, if any, to `file`, the description
     /// [`Writer::open_for_ahead`] gave for their segment, ahead of
     /// `written`: outside the write lock, while insertions below them may
     /// still be in flight; then, under the write lock, records them as
-    /// written ahead, so that `written` jumps over them when it reaches
+    /// written ahead, so that `written` jumps to their end (the tail's,
+    /// inside its page, as after a write-through with one) when it reaches
     /// their start (at once, if it is there). The caller's contract: the
-    /// pages are its record's, and its insertion does not finish before
-    /// this returns, so no write reaches them first; the segment stays
-    /// open until then (`written` cannot pass the pages). A failure
-    /// poisons the writer.
+    /// pages are its record's, as is every byte of the tail's page below
+    /// its end (copied before the call), and its insertion does not finish
+    /// before this returns, so no write reaches them first and the tail's
+    /// ring slot holds its page; the segment stays open until then
+    /// (`written` cannot pass the pages). A failure poisons the writer.
     pub(crate) fn write_ahead(
         &self,
         ring: &BufferRing,
@@ -163,8 +166,15 @@ impl Writer {
         self.check()?;
         let caller = Caller::WriteThrough;
         let offset = self.seg.offset(pages.from());
+        // On the stack: outside the write lock, the writer's own
+        // (`WriterState::tail_page`) may be in use.
+        let mut tail_page = AlignedPage::ZERO;
+        // SAFETY: the caller's contract: the tail's page below its end is
+        // all its record's, copied, and its slot holds the page until the
+        // insertion finishes, after this returns.
+        let tail = unsafe { pages.tail(ring, &mut tail_page) };
         let bytes =
-            write_ring_then_pages(file, [&[], &[]], pages, &[], offset).map_err(|source| {
+            write_ring_then_pages(file, [&[], &[]], pages, tail, offset).map_err(|source| {
                 self.poison();
                 WriteError::Write {
                     segno: self.seg.segno(pages.from()),

@@ -53,8 +53,10 @@ pub(super) unsafe fn write_whole_pages(
 /// written is the one a reader would see, ending in zeros.
 ///
 /// # Safety
-/// Every insertion below `end` has finished, and the ring's slot holds the
-/// page until the returned bytes are written.
+/// Every byte of the page below `end` is copied and no insertion writes
+/// there any more (every insertion below `end` has finished, or, for a
+/// write ahead, the page below `end` is all its inserter's), and the
+/// ring's slot holds the page until the returned bytes are written.
 pub(super) unsafe fn last_page<'t>(
     ring: &BufferRing,
     page: Lsn,
