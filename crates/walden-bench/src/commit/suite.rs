@@ -32,7 +32,8 @@ Examples:
   walden bench commit --threads 1,2,64 --sync fdatasync --slice-ms 200
   walden bench commit --reservation prev-link-table --insert-slots 64 --eviction batch
   walden bench commit --best --logical --payload 100,1MB --sync none,fdatasync --threads 1,2,64
-  walden bench commit --best --logical --payload 1MB --sync none --threads 2 --segment-state steady,fresh")]
+  walden bench commit --best --logical --payload 1MB --sync none --threads 2 --segment-state steady,fresh
+  walden bench commit --best --logical --payload 1MB --sync fdatasync --threads 1,2 --segment-state steady --limits-beside 300")]
 pub struct CommitArgs {
     /// Thread counts, comma-separated.
     #[arg(
