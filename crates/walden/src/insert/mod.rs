@@ -818,22 +818,26 @@ impl InsertPath {
     /// Allocates nothing: the headers and the parts live on the stack.
     ///
     /// Every byte of our reservation below `page` is copied, so we
-    /// advertise `page`; the writer will write the ring's bytes up to
-    /// `page` and then these pages (`Writer::write_through`) under its
-    /// lock, once the insertions below `page` have finished. If one is
-    /// still in flight, waiting for it would put our kernel copy after
-    /// its copy, and the next inserter's after ours: with no more
-    /// insertions in flight than CPUs to run them, copying into the ring
-    /// side by side and leaving the writes to the writer is faster, so we
-    /// decline (`None`, and the caller copies the page into the ring).
-    /// With more in flight than CPUs, they cannot all copy at once anyway,
-    /// and the copy we save is CPU time another thread needs: we wait for
-    /// them (as an eviction does, before the write lock: nobody holding it
-    /// waits for an inserter) and write through (docs/io.md,
+    /// advertise `page`; where every insertion below `page` has finished,
+    /// we write the ring's bytes up to `page` and then these pages
+    /// (`Writer::write_through`) under the write lock. If one is still in
+    /// flight, we write the pages ahead of the written point instead
+    /// (`Writer::write_ahead`: outside the write lock, beside the other
+    /// inserters' copies and writes, without waiting for them; `written`
+    /// jumps over the pages once the writes below reach them), where the
+    /// writer has their segment open. Where it has not (the first record
+    /// of a log or of a segment): with no more insertions in flight than
+    /// CPUs, copying into the ring side by side and leaving the writes to
+    /// the writer is faster, so we decline (`None`, and the caller copies
+    /// the page into the ring); with more, they cannot all copy at once
+    /// anyway, and the copy we save is CPU time another thread needs: we
+    /// wait for them (as an eviction does, before the write lock: nobody
+    /// holding it waits for an inserter) and write through (docs/io.md,
     /// "Write-through of large records"). `written` is then past the pages
-    /// and we advertise that. Their ring slots are never copied into: a
-    /// later initialisation of them (in order, as every page is) finds
-    /// them written. A failure poisons the log.
+    /// (or jumps past them later) and we advertise their end. Their ring
+    /// slots are never copied into: a later initialisation of them (in
+    /// order, as every page is) finds them written, or waits, as for any
+    /// page, until the writes below reach them. A failure poisons the log.
     fn write_through(
         &self,
         page: Lsn,
@@ -842,11 +846,15 @@ impl InsertPath {
     ) -> Result<Option<Lsn>, Error> {
         progress.advertise(page);
         let reserved_end = self.reserved_end();
+        let mut ahead = None;
         if self.slots.finished_now(reserved_end) < page {
-            if self.slots.held_now() <= self.cpus {
-                return Ok(None);
+            match self.writer.open_for_ahead(self.seg.segno(page)) {
+                Some(file) => ahead = Some(file),
+                None if self.slots.held_now() <= self.cpus => return Ok(None),
+                None => {
+                    self.slots.wait_for_inserts(page, reserved_end);
+                }
             }
-            self.slots.wait_for_inserts(page, reserved_end);
         }
         let mut headers = [0; THROUGH_HEADERS];
         let mut parts: [&[u8]; THROUGH_PARTS] = [&[]; THROUGH_PARTS];
@@ -855,8 +863,15 @@ impl InsertPath {
             Some(tail_end) => through.with_tail(tail_end),
             None => through,
         };
-        self.writer
-            .write_through(&self.ring, &self.supply, &through)?;
+        match ahead {
+            Some(file) => {
+                self.writer
+                    .write_ahead(&self.ring, &self.supply, file.as_ref(), &through)?
+            }
+            None => self
+                .writer
+                .write_through(&self.ring, &self.supply, &through)?,
+        }
         progress.advertise(through.end());
         Ok(Some(through.end()))
     }

@@ -540,32 +540,77 @@ fn through_at_one_page() -> Config {
     }
 }
 
-/// Write-through declines while another insertion below the record is in
-/// flight (a slot held with nothing advertised) and no more insertions are
-/// in flight than CPUs: a record that covers pages whole copies them into
-/// the ring, so the writer counts nothing written through; once that slot
-/// is free, the same record is written through.
+/// Beside another insertion in flight below the record (a slot held with
+/// nothing advertised), a record that covers pages whole writes them ahead
+/// of the written point (`Writer::write_ahead`, outside the write lock,
+/// without waiting) where the writer has their segment open, with no more
+/// insertions in flight than CPUs or more; where it has not (the log's
+/// first record), with no more than CPUs, it declines and copies them
+/// into the ring, so the writer counts nothing written through. Either way
+/// the log is the ring copy's, byte for byte.
 #[test]
-fn write_through_declines_beside_an_insertion_in_flight() {
-    let dir = tempfile::tempdir().unwrap();
+fn write_through_beside_an_insertion_in_flight_writes_ahead_or_declines() {
+    let (ours, theirs) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = through_at_one_page();
-    let mut path = insert_path(dir.path(), &config);
+    let mut path = insert_path(ours.path(), &config);
     // Two insertions in flight (the held slot and ours), two CPUs.
     path.cpus = 2;
-    let through = || path.writer.stats().bytes_by_write_through;
+    let stats = || path.writer.stats();
     let record = Record::new(RMID, 0x10, data(5 * PAGE_SIZE as usize, 0));
     let in_flight = path.slots.acquire(config.slot_choice);
     path.insert(&record)
         .expect("insert beside an insertion in flight");
-    assert_eq!(through(), 0, "written through past an insertion in flight");
+    assert_eq!(
+        stats().bytes_by_write_through,
+        0,
+        "written through into a segment the writer has not opened"
+    );
     drop(in_flight);
-    path.insert(&record).expect("insert alone");
-    assert!(through() >= 4 * PAGE_SIZE, "not written through alone");
+    let alone = path.insert(&record).expect("insert alone");
+    let through = stats().bytes_by_write_through;
+    assert!(through >= 4 * PAGE_SIZE, "not written through alone");
+    path.flush(alone.end, Caller::Flush).expect("flush");
+    let in_flight = path.slots.acquire(config.slot_choice);
+    let beside = path
+        .insert(&record)
+        .expect("insert beside an insertion in flight");
+    let ahead = stats();
+    assert_eq!(ahead.writes_ahead, 1, "not written ahead: {ahead:?}");
+    assert!(ahead.bytes_by_write_through >= through + 4 * PAGE_SIZE);
+    assert!(
+        path.writer.written() <= beside.start,
+        "written passed an insertion in flight"
+    );
+    drop(in_flight);
+    path.flush(beside.end, Caller::Flush).expect("flush");
+    assert_eq!(path.writer.written(), beside.end);
+    // More in flight than CPUs: written ahead too, without waiting (a wait
+    // for the held slot would end in the watchdog's panic).
+    path.cpus = 1;
+    let in_flight = path.slots.acquire(config.slot_choice);
+    let crowded = path
+        .insert(&record)
+        .expect("insert beside an insertion in flight, CPUs crowded");
+    assert_eq!(stats().writes_ahead, 2, "not written ahead: {:?}", stats());
+    drop(in_flight);
+    path.flush(crowded.end, Caller::Flush).expect("flush");
+    let seg = config.segment().expect("valid segment size");
+    let reference = Config {
+        write_through_from: 0,
+        ..config
+    };
+    let copied = insert_path(theirs.path(), &reference);
+    for _ in 0..4 {
+        copied.insert(&record).expect("insert");
+    }
+    copied.flush(crowded.end, Caller::Flush).expect("flush");
+    assert_same_segments("beside", ours.path(), theirs.path(), seg, crowded.end);
 }
 
 /// Beside an insertion in flight below its page (a slot held, advertising
-/// the byte just below it), write-through declines at once, writing and
-/// consuming nothing, while no more insertions are in flight than CPUs;
+/// the byte just below it), write-through into a segment the writer has
+/// not opened (a new log's) declines at once, writing and consuming
+/// nothing, while no more insertions are in flight than CPUs;
 /// with more, it waits for that insertion instead (held here for good, so
 /// the watchdog reports the wait, naming the held slot's advertisement).
 #[test]
