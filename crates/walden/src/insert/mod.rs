@@ -821,23 +821,24 @@ impl InsertPath {
     /// advertise `page`; where every insertion below `page` has finished,
     /// we write the ring's bytes up to `page` and then these pages
     /// (`Writer::write_through`) under the write lock. If one is still in
-    /// flight, we write the pages ahead of the written point instead
-    /// (`Writer::write_ahead`: outside the write lock, beside the other
-    /// inserters' copies and writes, without waiting for them; `written`
-    /// jumps over the pages once the writes below reach them), where the
-    /// writer has their segment open. Where it has not (the first record
-    /// of a log or of a segment): with no more insertions in flight than
-    /// CPUs, copying into the ring side by side and leaving the writes to
-    /// the writer is faster, so we decline (`None`, and the caller copies
-    /// the page into the ring); with more, they cannot all copy at once
-    /// anyway, and the copy we save is CPU time another thread needs: we
-    /// wait for them (as an eviction does, before the write lock: nobody
-    /// holding it waits for an inserter) and write through (docs/io.md,
-    /// "Write-through of large records"). `written` is then past the pages
-    /// (or jumps past them later) and we advertise their end. Their ring
-    /// slots are never copied into: a later initialisation of them (in
-    /// order, as every page is) finds them written, or waits, as for any
-    /// page, until the writes below reach them. A failure poisons the log.
+    /// flight, waiting for it would put our kernel copy after its copy,
+    /// and the next inserter's after ours: with no more insertions in
+    /// flight than CPUs to run them, copying into the ring side by side
+    /// and leaving the writes to the writer is faster, so we decline
+    /// (`None`, and the caller copies the page into the ring). With more
+    /// in flight than CPUs, they cannot all copy at once anyway, and the
+    /// copy we save is CPU time another thread needs: we write the pages
+    /// ahead of the written point (`Writer::write_ahead`: outside the
+    /// write lock, without waiting for the insertions below; `written`
+    /// jumps over the pages once the writes below reach them) where the
+    /// writer has their segment open, else wait for those insertions (as
+    /// an eviction does, before the write lock: nobody holding it waits
+    /// for an inserter) and write through (docs/io.md, "Write-through of
+    /// large records"). `written` is then past the pages (or jumps past
+    /// them later) and we advertise their end. Their ring slots are never
+    /// copied into: a later initialisation of them (in order, as every
+    /// page is) finds them written, or waits, as for any page, until the
+    /// writes below reach them. A failure poisons the log.
     fn write_through(
         &self,
         page: Lsn,
@@ -848,9 +849,11 @@ impl InsertPath {
         let reserved_end = self.reserved_end();
         let mut ahead = None;
         if self.slots.finished_now(reserved_end) < page {
+            if self.slots.held_now() <= self.cpus {
+                return Ok(None);
+            }
             match self.writer.open_for_ahead(self.seg.segno(page)) {
                 Some(file) => ahead = Some(file),
-                None if self.slots.held_now() <= self.cpus => return Ok(None),
                 None => {
                     self.slots.wait_for_inserts(page, reserved_end);
                 }
