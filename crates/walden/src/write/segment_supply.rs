@@ -150,9 +150,15 @@ impl SegmentSupply {
 
     /// For the writer: creates segment `segno` unless it exists, waiting
     /// first if the preallocator is preparing it, and counts which it was.
+    /// A checkpoint may recycle a segment to the name being prepared (the
+    /// temporary file carries no name yet): the writer then enters that
+    /// one at once, and the preparation, when it ends, finds the name taken
+    /// and removes its file.
     fn ensure_for_writer(&self, segno: u64) -> Result<(), SegmentError> {
         let mut state = self.lock();
-        while state.preparing == Some(segno) {
+        while state.preparing == Some(segno)
+            && !self.locked(&mut state, |files| files.exists(segno))?
+        {
             state = self.prepared.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         let c = &self.counts;
@@ -222,11 +228,16 @@ impl SegmentSupply {
     /// whose name can vanish in a crash must never receive acknowledged
     /// WAL: that failure is returned from then on, without running `f`
     /// (PostgreSQL PANICs on a failed fsync).
+    ///
+    /// A writer waiting for a preparation is woken afterwards, to enter the
+    /// segment at once if `f` recycled one to that name.
     pub(crate) fn exclusively<T>(
         &self,
         f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
-        self.locked(&mut self.lock(), f)
+        let done = self.locked(&mut self.lock(), f);
+        self.prepared.notify_all();
+        done
     }
 
     /// [`SegmentSupply::exclusively`] with the lock already held.

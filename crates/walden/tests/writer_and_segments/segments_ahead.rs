@@ -221,27 +221,13 @@ fn the_writer_never_waits_for_the_preparation_of_a_later_segment() {
             ..config(SegmentPrep::ZeroFill, 2)
         };
         let seg = SegmentSize::new(MIB).unwrap();
-        let gate = Arc::new(Gate {
-            held: format!("{}.tmp", seg.file_name(1, 3)),
-            state: Mutex::new((false, false)),
-            changed: Condvar::new(),
-        });
-        let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
-        let wal = Wal::create_with_storage(dir.path(), config.clone(), storage).unwrap();
-        assert!(
-            gate.wait_reached(),
-            "the preallocator never began segment 3"
-        );
+        let (wal, gate) = with_preparation_of_3_held(dir.path(), config.clone());
         let before = wal.stats();
         let (done, finished) = mpsc::channel();
         let written = std::thread::scope(|s| {
             let writer = s.spawn(|| {
                 let mut written = 0u64;
-                // Fills segment 1 with 64 KiB fillers, then enters segment 2.
-                while seg.segno(wal.insert_position()) < 2 {
-                    let filler = Record::new(USER_RMID + 1, 0, vec![7; 64 << 10]);
-                    wal.flush(wal.insert(&filler).unwrap()).unwrap();
-                }
+                fill_into_segment(&wal, 2);
                 for _ in 0..50 {
                     let end = wal
                         .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
@@ -275,6 +261,97 @@ fn the_writer_never_waits_for_the_preparation_of_a_later_segment() {
         assert_eq!(read.len() as u64, written);
         assert!(read.iter().copied().eq(0..written));
     }
+}
+
+/// A log created in `dir` whose preallocator, asked for segments 2 and 3
+/// at the creation, is held at the start of segment 3's preparation.
+fn with_preparation_of_3_held(dir: &Path, config: Config) -> (Wal, Arc<Gate>) {
+    let seg = SegmentSize::new(config.segment_size).unwrap();
+    let gate = Arc::new(Gate {
+        held: format!("{}.tmp", seg.file_name(1, 3)),
+        state: Mutex::new((false, false)),
+        changed: Condvar::new(),
+    });
+    let storage = Arc::new(HookedFs(GatedStorage(gate.clone())));
+    let wal = Wal::create_with_storage(dir, config, storage).unwrap();
+    assert!(
+        gate.wait_reached(),
+        "the preallocator never began segment 3"
+    );
+    (wal, gate)
+}
+
+/// Inserts and flushes 64 KiB fillers until the insert position is in
+/// segment `segno`: the writer enters every segment before it.
+fn fill_into_segment(wal: &Wal, segno: u64) {
+    let seg = SegmentSize::new(wal.config().segment_size).unwrap();
+    while seg.segno(wal.insert_position()) < segno {
+        let filler = Record::new(USER_RMID + 1, 0, vec![7; 64 << 10]);
+        wal.flush(wal.insert(&filler).unwrap()).unwrap();
+    }
+}
+
+/// A checkpoint may recycle an old segment to the name the preallocator
+/// is preparing (its temporary file has no name yet); the writer then
+/// enters that segment at once rather than wait for the preparation.
+/// With the preparation of segment 3 held, the writer fills segment 1
+/// and enters 2, a checkpoint recycles segment 1 to 3, and the writer
+/// enters 3 (found ready) and flushes there while the preparation is
+/// still held; released, the preparation finds the name taken and leaves
+/// no file behind, and every record reads back.
+#[test]
+fn a_segment_recycled_to_the_name_being_prepared_is_entered_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(SegmentPrep::ZeroFill, 2);
+    let (wal, gate) = with_preparation_of_3_held(dir.path(), config.clone());
+    let (done, finished) = mpsc::channel();
+    let written = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            fill_into_segment(&wal, 2);
+            wal.checkpoint().unwrap();
+            let recycled = wal.stats();
+            fill_into_segment(&wal, 3);
+            let mut written = 0u64;
+            for _ in 0..50 {
+                let end = wal
+                    .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
+                    .unwrap();
+                written += 1;
+                wal.flush(end).unwrap();
+            }
+            let _ = done.send(());
+            (written, recycled)
+        });
+        let in_time = finished.recv_timeout(HANG).is_ok();
+        let still_held = gate.holding();
+        gate.open();
+        let (written, recycled) = writer.join().unwrap();
+        assert!(
+            in_time,
+            "the writer waited for the preparation of a segment recycled to its name"
+        );
+        assert!(
+            still_held,
+            "the preparation of segment 3 was let go too early"
+        );
+        assert_eq!(recycled.segments_recycled, 1, "{recycled:?}");
+        let (found, created, _) = delta(&recycled, &wal.stats());
+        assert_eq!((found, created), (1, 0), "segment 3 was found ready");
+        written
+    });
+    wal.close().unwrap();
+    let temporary: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert_eq!(
+        temporary,
+        Vec::<String>::new(),
+        "prepared files left behind"
+    );
+    let read = user_records(dir.path(), config);
+    assert!(read.iter().copied().eq(0..written), "{read:?}");
 }
 
 /// A log opened without the segments after its end (recovery removes
