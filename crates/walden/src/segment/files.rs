@@ -132,7 +132,7 @@ impl SegmentFiles {
     /// [`SegmentError::AllocateUnsupported`].
     pub fn create(&self, segno: u64, how: &PrepareFor) -> Result<()> {
         self.ensure_free(segno)?;
-        self.prepare(segno, how)?;
+        self.prepare(segno, how, &|| false)?;
         self.install(segno)
     }
 
@@ -140,14 +140,22 @@ impl SegmentFiles {
     /// `how` says, and syncs it; nothing carries the segment's name yet, so
     /// this may run while others create or rename segments, as long as no
     /// one else prepares the same segment. On an error the temporary file
-    /// is removed if possible.
-    pub fn prepare(&self, segno: u64, how: &PrepareFor) -> Result<()> {
+    /// is removed if possible. `abandoned` is polled between the fill's
+    /// writes: once it says true the fill stops, the file is removed and
+    /// the result is an error of kind [`std::io::ErrorKind::Interrupted`].
+    pub fn prepare(
+        &self,
+        segno: u64,
+        how: &PrepareFor,
+        abandoned: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let written = write_synced(&*self.storage, &self.dir, &self.temp_name(segno), |file| {
             how.fill(&Target {
                 file,
                 seg: self.segment_size,
                 timeline: self.timeline,
                 segno,
+                abandoned,
             })
         });
         match written {

@@ -103,6 +103,22 @@ pub(super) struct Target<'a> {
     pub(super) seg: SegmentSize,
     pub(super) timeline: TimeLineId,
     pub(super) segno: u64,
+    /// Polled between the fill's writes: true stops the fill with
+    /// [`io::ErrorKind::Interrupted`] (the segment is not needed any more).
+    pub(super) abandoned: &'a dyn Fn() -> bool,
+}
+
+impl Target<'_> {
+    /// Writes `bytes` at `offset`, unless the fill is abandoned.
+    fn write_at(&self, bytes: &[u8], offset: u64) -> io::Result<()> {
+        if (self.abandoned)() {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "preparation abandoned: the segment is not needed any more",
+            ));
+        }
+        self.file.write_all_at(bytes, offset)
+    }
 }
 
 impl PrepareFor {
@@ -124,7 +140,7 @@ impl PrepareFor {
                 let zeros = vec![0u8; ZERO_CHUNK.min(size) as usize];
                 (0..size)
                     .step_by(zeros.len())
-                    .try_for_each(|offset| t.file.write_all_at(&zeros, offset))
+                    .try_for_each(|offset| t.write_at(&zeros, offset))
             }
             SegmentPrep::Fallocate => t.file.allocate(size),
             SegmentPrep::PageHeaders => {
@@ -143,7 +159,7 @@ impl PrepareFor {
             let pageaddr = Lsn(start.0 + offset);
             self.page_header(t.timeline, pageaddr).encode(&mut header);
             self.format.stamp_page_header(&mut header, pageaddr, t.seg);
-            t.file.write_all_at(&header, offset)?;
+            t.write_at(&header, offset)?;
         }
         Ok(())
     }

@@ -391,6 +391,10 @@ pub struct Stats {
     pub segments_created_on_write: u64,
     /// Segments the background preallocator created ahead of need.
     pub segments_prepared_ahead: u64,
+    /// Preparations of a segment the preallocator stopped because a
+    /// checkpoint recycled an old segment to that name meanwhile (its
+    /// fill, written for nothing, is removed).
+    pub segment_preparations_abandoned: u64,
     /// Checkpoints the caller asked for ([`Wal::checkpoint`],
     /// [`Wal::checkpoint_to`]).
     pub checkpoints_requested: u64,
@@ -684,6 +688,7 @@ impl Wal {
             segments_found_ready: supply.found_ready,
             segments_created_on_write: supply.created_on_write,
             segments_prepared_ahead: supply.prepared_ahead,
+            segment_preparations_abandoned: supply.abandoned,
             checkpoints_requested: checkpoints.requested,
             checkpoints_by_volume: checkpoints.by_volume,
             checkpoints_by_time: checkpoints.by_time,

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use crate::segment::{
     FileOp, IoFailure, OpenOptions, PrepareFor, SegmentError, SegmentFiles, StorageFile,
 };
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
 
 use super::{SegmentOpener, Writer};
 
@@ -21,8 +21,13 @@ pub(crate) struct SegmentSupply {
     /// Held while creating or renaming segments (all but the preallocator's
     /// filling of a temporary file, which is not a segment yet).
     creating: Mutex<Creating>,
-    /// Signalled when the preallocator stops preparing a segment.
+    /// Signalled when the preallocator stops preparing a segment, and
+    /// after a checkpoint's recycling.
     prepared: Condvar,
+    /// Set when a checkpoint recycled a segment to the name the
+    /// preallocator is preparing ([`Creating::preparing`]): the fill stops
+    /// at its next write. Set and reset under `creating`.
+    abandon: AtomicBool,
     prealloc: Arc<PreallocState>,
     /// How new segments are prepared.
     how: PrepareFor,
@@ -48,6 +53,7 @@ struct SupplyCounters {
     found_ready: AtomicU64,
     created_on_write: AtomicU64,
     prepared_ahead: AtomicU64,
+    abandoned: AtomicU64,
 }
 
 /// How the writer got its segments since the log was opened.
@@ -60,6 +66,9 @@ pub(crate) struct SupplyStats {
     pub(crate) created_on_write: u64,
     /// Segments the preallocator created ahead of need.
     pub(crate) prepared_ahead: u64,
+    /// Preparations the preallocator stopped: a checkpoint recycled a
+    /// segment to the name.
+    pub(crate) abandoned: u64,
 }
 
 #[derive(Debug, Default)]
@@ -117,6 +126,7 @@ impl SegmentSupply {
             files,
             creating: Mutex::default(),
             prepared: Condvar::new(),
+            abandon: AtomicBool::new(false),
             prealloc: Arc::default(),
             how,
             ahead,
@@ -141,6 +151,7 @@ impl SegmentSupply {
             found_ready: c.found_ready.load(Ordering::Relaxed),
             created_on_write: c.created_on_write.load(Ordering::Relaxed),
             prepared_ahead: c.prepared_ahead.load(Ordering::Relaxed),
+            abandoned: c.abandoned.load(Ordering::Relaxed),
         }
     }
 
@@ -180,7 +191,8 @@ impl SegmentSupply {
     /// lock, so that the writer, entering a segment that exists, does not
     /// wait for the preparation of a later one; only the rename and the
     /// directory sync hold it. A segment a checkpoint recycled to that name
-    /// in the meantime is kept, and the prepared file removed.
+    /// in the meantime is kept: the fill stops at its next write
+    /// ([`SegmentSupply::exclusively`]) and the prepared file is removed.
     fn prepare_ahead(&self, segno: u64) -> Result<(), SegmentError> {
         {
             let mut state = self.lock();
@@ -188,10 +200,23 @@ impl SegmentSupply {
                 return Ok(());
             }
             state.preparing = Some(segno);
+            // Relaxed: written under `creating` only, which orders it
+            // with `preparing`; the fill's reads without the lock are
+            // hints (a late one costs the rest of the fill, nothing else).
+            self.abandon.store(false, Ordering::Relaxed);
         }
-        let prepared = self.files.prepare(segno, &self.how);
+        // Relaxed: a hint, see above.
+        let abandoned = || self.abandon.load(Ordering::Relaxed);
+        let prepared = self.files.prepare(segno, &self.how, &abandoned);
         let mut state = self.lock();
         let installed = match prepared {
+            // Under the lock the flag is exact: the name is taken, and the
+            // fill's file removed; even a failed sync of it does not matter.
+            Err(_) if abandoned() => {
+                // Relaxed: statistics.
+                self.counts.abandoned.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
             Ok(()) => self.locked(&mut state, |files| match files.install(segno) {
                 Ok(()) => {
                     // Relaxed: statistics; the lock held orders it with the files.
@@ -229,13 +254,22 @@ impl SegmentSupply {
     /// WAL: that failure is returned from then on, without running `f`
     /// (PostgreSQL PANICs on a failed fsync).
     ///
-    /// A writer waiting for a preparation is woken afterwards, to enter the
-    /// segment at once if `f` recycled one to that name.
+    /// If `f` recycled a segment to the name the preallocator is
+    /// preparing, the preparation is abandoned, and a writer waiting for
+    /// it is woken to enter that segment at once.
     pub(crate) fn exclusively<T>(
         &self,
         f: impl FnOnce(&SegmentFiles) -> Result<T, SegmentError>,
     ) -> Result<T, SegmentError> {
-        let done = self.locked(&mut self.lock(), f);
+        let mut state = self.lock();
+        let done = self.locked(&mut state, f);
+        if let Some(segno) = state.preparing {
+            if matches!(self.files.exists(segno), Ok(true)) {
+                // Relaxed: under `creating` (see `prepare_ahead`).
+                self.abandon.store(true, Ordering::Relaxed);
+            }
+        }
+        drop(state);
         self.prepared.notify_all();
         done
     }

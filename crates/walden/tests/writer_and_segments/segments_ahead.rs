@@ -297,8 +297,8 @@ fn fill_into_segment(wal: &Wal, segno: u64) {
 /// With the preparation of segment 3 held, the writer fills segment 1
 /// and enters 2, a checkpoint recycles segment 1 to 3, and the writer
 /// enters 3 (found ready) and flushes there while the preparation is
-/// still held; released, the preparation finds the name taken and leaves
-/// no file behind, and every record reads back.
+/// still held; released, the preparation is abandoned before its first
+/// write and leaves no file behind, and every record reads back.
 #[test]
 fn a_segment_recycled_to_the_name_being_prepared_is_entered_without_waiting() {
     let dir = tempfile::tempdir().unwrap();
@@ -339,6 +339,16 @@ fn a_segment_recycled_to_the_name_being_prepared_is_entered_without_waiting() {
         assert_eq!((found, created), (1, 0), "segment 3 was found ready");
         written
     });
+    let deadline = std::time::Instant::now() + HANG;
+    while wal.stats().segment_preparations_abandoned == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the preparation of segment 3 was not abandoned: {:?}",
+            wal.stats()
+        );
+        std::thread::yield_now();
+    }
+    assert_eq!(wal.stats().segment_preparations_abandoned, 1);
     wal.close().unwrap();
     let temporary: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
