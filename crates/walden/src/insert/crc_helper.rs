@@ -8,7 +8,11 @@
 //! [`Ticket`] it returns gives the result ([`Ticket::finish`]) and, until
 //! the helper has finished with the job, keeps the caller from going on:
 //! dropping a ticket unfinished waits for the helper too, so the bytes the
-//! job borrows outlive the helper's reading of them on every path. After a
+//! job borrows outlive the helper's reading of them on every path. A job
+//! the helper has not taken by then is taken back and computed by the
+//! ticket's own thread: a helper that is slow to be scheduled (a busy or
+//! shared machine) costs a commit nothing but the CRC it would have
+//! computed anyway, never a wait for the helper to start. After a
 //! job the helper spins a little (a few hundred microseconds, so that the
 //! next large record of a stream finds it awake), then parks: an idle log
 //! does not spin. Dropping the helper stops its thread and joins it.
@@ -46,6 +50,21 @@ const RESULT: Policy = Policy {
 #[derive(Clone, Copy)]
 struct Job {
     parts: [(*const u8, usize); 2],
+}
+
+impl Job {
+    /// The CRC of the job's bytes.
+    ///
+    /// # Safety
+    /// The bytes are still lent: the inserter that handed them over waits
+    /// for the job's end (the module contract).
+    unsafe fn crc(&self) -> u32 {
+        // SAFETY: the caller's.
+        let parts = self
+            .parts
+            .map(|(ptr, len)| unsafe { std::slice::from_raw_parts(ptr, len) });
+        crc::parts_crc(&parts)
+    }
 }
 
 // SAFETY: the pointers are only read, by one thread at a time, while the
@@ -99,20 +118,26 @@ impl std::fmt::Debug for CrcHelper {
 impl CrcHelper {
     /// Starts the helper's thread.
     pub(crate) fn new() -> std::io::Result<Self> {
-        let shared = Arc::new(Shared {
-            busy: AtomicBool::new(false),
-            posted: AtomicBool::new(false),
-            ready: AtomicBool::new(false),
-            slot: Mutex::new(Slot::default()),
-            job_posted: Condvar::new(),
-            result_ready: Condvar::new(),
-        });
-        let theirs = shared.clone();
-        let thread = spawn(move || run(&theirs))?;
-        Ok(CrcHelper {
-            shared,
-            thread: Some(thread),
-        })
+        let mut helper = Self::without_thread();
+        let theirs = helper.shared.clone();
+        helper.thread = Some(spawn(move || run(&theirs))?);
+        Ok(helper)
+    }
+
+    /// A helper whose thread is not started (yet): every job stays posted
+    /// until its ticket takes it back.
+    fn without_thread() -> Self {
+        CrcHelper {
+            shared: Arc::new(Shared {
+                busy: AtomicBool::new(false),
+                posted: AtomicBool::new(false),
+                ready: AtomicBool::new(false),
+                slot: Mutex::new(Slot::default()),
+                job_posted: Condvar::new(),
+                result_ready: Condvar::new(),
+            }),
+            thread: None,
+        }
     }
 
     /// Hands the helper the CRC of `parts` (see [`crc::parts_crc`]) if no
@@ -175,6 +200,21 @@ impl Ticket<'_> {
     fn wait(&mut self) -> u32 {
         if let Some(crc) = self.result {
             return crc;
+        }
+        // Relaxed: a hint; the lock below decides.
+        if self.shared.posted.load(Ordering::Relaxed) {
+            let mut slot = lock(&self.shared.slot);
+            if let Some(job) = slot.job.take() {
+                // Relaxed: under the lock, as the helper's store when it
+                // takes a job.
+                self.shared.posted.store(false, Ordering::Relaxed);
+                drop(slot);
+                // SAFETY: the ticket's own job, whose bytes it borrows;
+                // the helper never saw it.
+                let crc = unsafe { job.crc() };
+                self.result = Some(crc);
+                return crc;
+            }
         }
         let mut backoff = Backoff::new(RESULT);
         // Acquire: pairs with the helper's Release store after the result.
@@ -239,10 +279,7 @@ fn run(shared: &Shared) {
         drop(slot);
         // SAFETY: the job's inserter waits for its result before the
         // bytes can go (the module contract).
-        let parts = job
-            .parts
-            .map(|(ptr, len)| unsafe { std::slice::from_raw_parts(ptr, len) });
-        let crc = crc::parts_crc(&parts);
+        let crc = unsafe { job.crc() };
         lock(&shared.slot).result = Some(crc);
         // Release: an inserter that sees it set and then takes the lock
         // finds the result (set under the lock before this store).
@@ -290,5 +327,36 @@ mod tests {
             .start(parts)
             .is_some_and(|t| t.finish() == crc::parts_crc(&parts)));
         drop(helper);
+    }
+
+    /// A job the helper has not taken when its ticket finishes is taken
+    /// back and computed by the ticket's thread: with no helper thread at
+    /// all, every ticket still gets its CRC (it would wait forever for the
+    /// helper otherwise), one job at a time as before, dropped or finished.
+    #[test]
+    fn a_job_the_helper_has_not_taken_is_computed_by_its_inserter() {
+        let (done, finished) = std::sync::mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let helper = CrcHelper::without_thread();
+            let data: Vec<u8> = (0..(64u32 << 10)).map(|i| (i * 5 + 1) as u8).collect();
+            for round in 0..3 {
+                let parts = [&data[..round], &data[round..]];
+                let ticket = helper.start(parts).expect("free");
+                assert!(helper.start(parts).is_none(), "one job at a time");
+                assert_eq!(ticket.finish(), crc::parts_crc(&parts), "round {round}");
+            }
+            drop(helper.start([&data[..1], &data[1..]]).expect("free"));
+            assert!(
+                helper.start([&data[..], &[]]).is_some(),
+                "free after a drop"
+            );
+            let _ = done.send(());
+        });
+        let in_time = finished.recv_timeout(std::time::Duration::from_secs(60));
+        assert!(
+            in_time.is_ok(),
+            "a ticket waited for a helper that never ran"
+        );
+        worker.join().unwrap();
     }
 }
