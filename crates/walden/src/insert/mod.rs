@@ -861,11 +861,8 @@ impl InsertPath {
         }
         let mut headers = [0; THROUGH_HEADERS];
         let mut parts: [&[u8]; THROUGH_PARTS] = [&[]; THROUGH_PARTS];
-        let (through, end) = self.through_pages(page, src, &mut headers, &mut parts);
-        let through = match self.copy_tail(page, end, src, page, progress)? {
-            Some(tail_end) => through.with_tail(tail_end),
-            None => through,
-        };
+        let through = self.through_pages(page, src, &mut headers, &mut parts);
+        let through = self.copy_tail(through, src, page, progress)?;
         match ahead {
             Some(file) => {
                 self.writer
@@ -884,15 +881,15 @@ impl InsertPath {
     /// `page`'s segment, as parts: each page's header, as
     /// [`BufferRing::init_page`] and [`BufferRing::set_contrecord`] would
     /// give it, built in `headers`, then the record's bytes on it, taken
-    /// from `src`. Returns them and the start of the page after them
-    /// (`page` itself, and no parts, if the rest covers no page whole).
+    /// from `src`. No parts, ending at `page` itself, if the rest covers
+    /// no page whole.
     fn through_pages<'p, 's: 'p>(
         &self,
         page: Lsn,
         src: &mut Parts<'s>,
         headers: &'p mut [u8; THROUGH_HEADERS],
         parts: &'p mut [&'p [u8]; THROUGH_PARTS],
-    ) -> (ThroughPages<'p>, Lsn) {
+    ) -> ThroughPages<'p> {
         let segment_end = self.seg.segment_start(self.seg.segno(page) + 1);
         let (mut used, mut end) = (0, page);
         // One room per page, at most THROUGH_PAGES: each page's header,
@@ -915,8 +912,8 @@ impl InsertPath {
             end = Lsn(end.0 + PAGE_SIZE);
         }
         let through = ThroughPages::new(page, &parts[..used]);
-        debug_assert_eq!(through.end(), end);
-        (through, end)
+        debug_assert_eq!(through.pages_end(), end);
+        through
     }
 
     /// The CRC beside the write ([`Config::crc_helper`]): for a record
@@ -980,8 +977,8 @@ impl InsertPath {
         let mut headers = [0; THROUGH_HEADERS];
         let mut parts: [&[u8]; THROUGH_PARTS] = [&[]; THROUGH_PARTS];
         let before = src.remaining();
-        let (through, end) = self.through_pages(page, &mut src, &mut headers, &mut parts);
-        if end == page {
+        let through = self.through_pages(page, &mut src, &mut headers, &mut parts);
+        if through.pages_end() == page {
             return Ok(None);
         }
         let Some(ticket) = helper.start(body) else {
@@ -990,10 +987,7 @@ impl InsertPath {
         // The record's last page goes with them where it can, so that the
         // flush after the insert writes only the first page.
         let advertised = self.advertisement(at);
-        let through = match self.copy_tail(page, end, &mut src, advertised, progress)? {
-            Some(tail_end) => through.with_tail(tail_end),
-            None => through,
-        };
+        let through = self.copy_tail(through, &mut src, advertised, progress)?;
         self.writer
             .write_ahead(&self.ring, &self.supply, file.as_ref(), &through)?;
         let crc = ticket.finish();
@@ -1009,36 +1003,37 @@ impl InsertPath {
             .map(Some)
     }
 
-    /// For a write of the pages `[page, end)` from the caller's bytes
+    /// For a write of the pages `through` from the caller's bytes
     /// (write-through, or written ahead beside the CRC): if the rest of
-    /// the record in `src` ends in the page at `end`, in the same segment,
-    /// copies it there in the ring (with the page's header, which marks
-    /// it continued, and the alignment padding) and returns where it ends,
+    /// the record in `src` ends in the page just after them, in the same
+    /// segment, copies it there in the ring (with the page's header, which
+    /// marks it continued, and the alignment padding) and returns the
+    /// pages with that page as their tail ([`ThroughPages::with_tail`]),
     /// so that the same write takes that page and the flush after the
-    /// insert finds nothing of it left to write. `None`, with nothing
-    /// copied, where the rest covers that page whole, crosses into another
-    /// segment, or where that page's ring slot last held a page at or
-    /// above `advertised`'s (a record about as long as the ring: freeing
-    /// the slot would wait for this insertion, whose bytes from there on
-    /// are not copied yet).
+    /// insert finds nothing of it left to write. The pages as they were,
+    /// with nothing copied, where the rest covers that page whole, crosses
+    /// into another segment, or where that page's ring slot last held a
+    /// page at or above `advertised`'s (a record about as long as the
+    /// ring: freeing the slot would wait for this insertion, whose bytes
+    /// from there on are not copied yet).
     ///
     /// We advertise `advertised` meanwhile, not more: every byte of ours
     /// below it is copied (`page` for a write-through; our start for a
     /// write ahead, whose first page is filled only after the CRC).
-    fn copy_tail(
+    fn copy_tail<'a>(
         &self,
-        page: Lsn,
-        end: Lsn,
+        through: ThroughPages<'a>,
         src: &mut Parts,
         advertised: Lsn,
         progress: &impl InsertionProgress,
-    ) -> Result<Option<Lsn>, Error> {
+    ) -> Result<ThroughPages<'a>, Error> {
+        let (page, end) = (through.from(), through.pages_end());
         let header = self.seg.page_header_size(end);
         let rest = src.remaining() as u64;
         let same_segment = self.seg.segno(end) == self.seg.segno(page);
         let in_ring = end.0 + PAGE_SIZE - advertised.page_start().0 <= self.ring.bytes();
         if rest == 0 || rest >= PAGE_SIZE - header || !same_segment || !in_ring {
-            return Ok(None);
+            return Ok(through);
         }
         self.map_page(end, advertised, progress)?;
         // SAFETY: the page is initialised and our record covers its start.
@@ -1050,7 +1045,7 @@ impl InsertPath {
             unsafe { self.ring.copy_in(at, bytes) };
             at = Lsn(at.0 + bytes.len() as u64);
         }
-        Ok(Some(self.pad_record(at)))
+        Ok(through.with_tail(self.pad_record(at)))
     }
 
     /// What an inserter about to write at `at` may advertise: `at`, or the

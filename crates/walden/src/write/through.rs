@@ -64,7 +64,7 @@ impl<'a> ThroughPages<'a> {
     }
 
     /// Just past the last whole page.
-    fn pages_end(&self) -> Lsn {
+    pub(crate) fn pages_end(&self) -> Lsn {
         Lsn(self.from.0 + self.len)
     }
 
