@@ -32,22 +32,23 @@ fn config(prep: SegmentPrep, ahead: usize) -> Config {
     }
 }
 
-/// Writes a record into the next `n` segments, one after the other, each
-/// flushed before the switch to the next: the writer enters every one.
-fn enter_segments(wal: &Wal, n: usize, written: &mut u64) {
-    for _ in 0..n {
-        let end = wal
-            .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
-            .unwrap();
-        *written += 1;
-        wal.flush(end).unwrap();
-        wal.switch_segment().unwrap();
-    }
+/// Inserts the user record numbered `*written`, counts it and flushes it.
+fn flush_next(wal: &Wal, written: &mut u64) {
     let end = wal
         .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
         .unwrap();
     *written += 1;
     wal.flush(end).unwrap();
+}
+
+/// Writes a record into the next `n` segments, one after the other, each
+/// flushed before the switch to the next: the writer enters every one.
+fn enter_segments(wal: &Wal, n: usize, written: &mut u64) {
+    for _ in 0..n {
+        flush_next(wal, written);
+        wal.switch_segment().unwrap();
+    }
+    flush_next(wal, written);
 }
 
 /// The segment counters of `after` minus those of `before`:
@@ -229,11 +230,7 @@ fn the_writer_never_waits_for_the_preparation_of_a_later_segment() {
                 let mut written = 0u64;
                 fill_into_segment(&wal, 2);
                 for _ in 0..50 {
-                    let end = wal
-                        .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
-                        .unwrap();
-                    written += 1;
-                    wal.flush(end).unwrap();
+                    flush_next(&wal, &mut written);
                 }
                 let _ = done.send(());
                 written
@@ -313,11 +310,7 @@ fn a_segment_recycled_to_the_name_being_prepared_is_entered_without_waiting() {
             fill_into_segment(&wal, 3);
             let mut written = 0u64;
             for _ in 0..50 {
-                let end = wal
-                    .insert(&Record::new(USER_RMID, 0, written.to_le_bytes().to_vec()))
-                    .unwrap();
-                written += 1;
-                wal.flush(end).unwrap();
+                flush_next(&wal, &mut written);
             }
             let _ = done.send(());
             (written, recycled)
