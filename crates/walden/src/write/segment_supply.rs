@@ -163,8 +163,8 @@ impl SegmentSupply {
     /// first if the preallocator is preparing it, and counts which it was.
     /// A checkpoint may recycle a segment to the name being prepared (the
     /// temporary file carries no name yet): the writer then enters that
-    /// one at once, and the preparation, when it ends, finds the name taken
-    /// and removes its file.
+    /// one at once, and the preparation is abandoned at its next write
+    /// ([`SegmentSupply::exclusively`]), its file removed.
     fn ensure_for_writer(&self, segno: u64) -> Result<(), SegmentError> {
         let mut state = self.lock();
         while state.preparing == Some(segno)
