@@ -32,6 +32,7 @@ mod self_checking;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{kill_running, pg_waldump_reads, verify_acked, walden};
@@ -278,20 +279,59 @@ struct Totals {
     lost: CrashReport,
 }
 
-/// Runs `cycles` kill-and-crash cycles of `format`.
-fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
-    fs::create_dir(&mnt).unwrap();
-    fs::create_dir(&store).unwrap();
-    let mut crashfs = CrashFs::mount(&mnt, &store).unwrap();
+/// Lets one test at a time have a mount. A child spawned by one test's
+/// thread holds copies of all the process's descriptors from its `fork` to
+/// its `exec`, so a segment another test had just read in-process (the
+/// stale-record check) could still be open there when that test unmounts:
+/// the unmount then fails with `EBUSY` (seen once in CI). One test at a
+/// time, the process has no file open on a mount while it spawns.
+static ONE_MOUNT_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A crash-simulating file system mounted for one test, in a temporary
+/// directory (the mount point `mnt` and the durable store beside it).
+struct Mounted {
+    crashfs: CrashFs,
+    tmp: tempfile::TempDir,
+    /// Held until the test ends, after the file system is unmounted.
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl Mounted {
+    /// Mounts once no other test has a mount, or `None` when
+    /// `WALDEN_SKIP_FUSE` is set (saying so, for `what`).
+    fn new(what: &str) -> Option<Mounted> {
+        if std::env::var_os("WALDEN_SKIP_FUSE").is_some() {
+            println!("WALDEN_SKIP_FUSE is set: skipping {what}");
+            return None;
+        }
+        // A test that failed holding the lock poisoned it; the next test
+        // still mounts its own file system.
+        let turn = ONE_MOUNT_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let tmp = tempfile::tempdir().unwrap();
+        let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
+        fs::create_dir(&mnt).unwrap();
+        fs::create_dir(&store).unwrap();
+        let crashfs = CrashFs::mount(&mnt, &store).unwrap();
+        Some(Mounted {
+            crashfs,
+            tmp,
+            _turn: turn,
+        })
+    }
+}
+
+/// Runs `cycles` kill-and-crash cycles of `format` on `mounted`.
+fn crash_cycles(mut mounted: Mounted, format: &str, cycles: u32, seed: u64) -> Totals {
+    let (mnt, tmp) = (mounted.crashfs.path().to_path_buf(), mounted.tmp.path());
     let mut rng = Rng::new(seed);
     let mut totals = Totals::default();
-    let mut log = Log::new(&mnt, tmp.path(), 0);
+    let mut log = Log::new(&mnt, tmp, 0);
     for cycle in 0..cycles {
         if cycle > 0 && cycle % CYCLES_PER_LOG == 0 {
             totals.acks += log.acks();
-            log = Log::new(&mnt, tmp.path(), cycle / CYCLES_PER_LOG);
+            log = Log::new(&mnt, tmp, cycle / CYCLES_PER_LOG);
         }
         // 5 modes and 3 policies: every pair in 15 consecutive cycles.
         let io = IO_MODES[cycle as usize % IO_MODES.len()];
@@ -302,9 +342,14 @@ fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
             "{format}, crash {cycle} ({sync}{direct}, {policy:?}), WALDEN_CRASH_SEED={seed}"
         );
         let child = start_writer(&log.dir, &log.acked, format, io, &mut rng);
-        totals.runs_acking +=
-            u32::from(stop_writer(child, &log.acked, &crashfs, &mut rng, &context));
-        let report = crashfs.crash(policy, &mut rng).unwrap();
+        totals.runs_acking += u32::from(stop_writer(
+            child,
+            &log.acked,
+            &mounted.crashfs,
+            &mut rng,
+            &context,
+        ));
+        let report = mounted.crashfs.crash(policy, &mut rng).unwrap();
         totals.lost.files_unsynced += report.files_unsynced;
         totals.lost.dir_ops_unsynced += report.dir_ops_unsynced;
         totals.lost.files_lost += report.files_lost;
@@ -316,7 +361,7 @@ fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
         }
     }
     totals.acks += log.acks();
-    let seen = crashfs.activity();
+    let seen = mounted.crashfs.activity();
     println!("{format}: {cycles} crashes: {totals:?}; the file system saw {seen:?}");
     assert!(
         seen.file_syncs > 0 && seen.sync_writes > 0 && seen.dir_syncs > 0,
@@ -328,16 +373,15 @@ fn crash_cycles(format: &str, cycles: u32, seed: u64) -> Totals {
         cycles < IO_MODES.len() as u32 || (seen.direct_opens > 0 && seen.direct_writes > 0),
         "no O_DIRECT write reached the file system: {seen:?}"
     );
-    crashfs.unmount().unwrap();
+    mounted.crashfs.unmount().unwrap();
     totals
 }
 
 /// Runs the cycles of one format, unless FUSE tests are skipped.
 fn run_format(format: &str) {
-    if std::env::var_os("WALDEN_SKIP_FUSE").is_some() {
-        println!("WALDEN_SKIP_FUSE is set: skipping the FUSE crash test of {format}");
+    let Some(mounted) = Mounted::new(&format!("the FUSE crash test of {format}")) else {
         return;
-    }
+    };
     let long = std::env::var_os("WALDEN_CRASH_LONG").is_some();
     let cycles = env_or("WALDEN_FUSE_CYCLES", if long { 700 } else { 70 });
     let seed = env_or(
@@ -347,7 +391,7 @@ fn run_format(format: &str) {
             .map_or(1, |d| d.as_nanos() as u64),
     );
     println!("{format}: {cycles} crashes, WALDEN_CRASH_SEED={seed}");
-    let totals = crash_cycles(format, cycles, seed);
+    let totals = crash_cycles(mounted, format, cycles, seed);
     assert!(
         totals.runs_acking >= cycles / 5 && totals.acks > cycles as usize,
         "the runs acknowledged records (a third of them wait for one): {totals:?}"
@@ -409,12 +453,11 @@ fn stale_records_are_told_apart_from_new_ones() {
 /// new log (it did before the parent was synced: docs/reliability.md).
 #[test]
 fn a_new_log_directory_survives_a_crash() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
-    fs::create_dir(&mnt).unwrap();
-    fs::create_dir(&store).unwrap();
-    let mut crashfs = CrashFs::mount(&mnt, &store).unwrap();
-    let (dir, acked) = (mnt.join("wal"), tmp.path().join("acked"));
+    let Some(mut mounted) = Mounted::new("the FUSE test of a new log directory") else {
+        return;
+    };
+    let dir = mounted.crashfs.path().join("wal");
+    let acked = mounted.tmp.path().join("acked");
     let out = walden()
         .arg("write")
         .arg(&dir)
@@ -431,7 +474,8 @@ fn a_new_log_directory_survives_a_crash() {
         .output()
         .unwrap();
     common::succeeded(out, "walden write");
-    crashfs
+    mounted
+        .crashfs
         .crash(CrashPolicy::LoseUnsynced, &mut Rng::new(1))
         .unwrap();
     verify_acked(&dir, &acked, "after a crash right after the log was made");

@@ -8,7 +8,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
 use walden_testkit::crashfs::{Rng, SECTOR};
-use walden_testkit::{CrashFs, CrashPolicy};
+use walden_testkit::{CrashFs, CrashFsError, CrashPolicy};
 
 /// A mounted file system over fresh directories, or `None` when the
 /// documented variable says to skip.
@@ -223,4 +223,31 @@ fn o_direct_writes_are_served_and_lost_without_a_sync() {
         b"",
         "an O_DIRECT write is not a sync"
     );
+}
+
+/// A crash while a file on the mount is open fails, naming who holds it.
+#[test]
+fn an_unmount_refused_for_an_open_file_names_its_holder() {
+    let Some((_tmp, mut fs)) = mounted() else {
+        return;
+    };
+    let root = fs.path().to_path_buf();
+    let held = File::create(root.join("held")).unwrap();
+    let err = fs
+        .crash(CrashPolicy::LoseUnsynced, &mut Rng::new(5))
+        .unwrap_err();
+    let message = err.to_string();
+    let holder = format!("pid {} ", std::process::id());
+    assert!(
+        matches!(err, CrashFsError::Busy { .. })
+            && message.contains(&holder)
+            && message.contains(&root.join("held").display().to_string()),
+        "{message}"
+    );
+    // The failed unmount left the file system mounted, its session
+    // serving until the kernel ends it: unmount once the file is closed.
+    drop(held);
+    let path = std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `path` is a NUL-terminated string that outlives the call.
+    assert_eq!(unsafe { libc::umount(path.as_ptr()) }, 0);
 }

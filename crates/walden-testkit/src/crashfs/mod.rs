@@ -112,6 +112,16 @@ pub enum CrashFsError {
         /// Why.
         source: std::io::Error,
     },
+    /// Unmounting failed because a file on the mount was open. The file
+    /// system stays mounted, served until the kernel ends it: once the
+    /// holder lets go, `umount` it by hand.
+    #[error("could not unmount {path}: a file on it is open ({holders})")]
+    Busy {
+        /// The mount point.
+        path: PathBuf,
+        /// Who held a file there, as found right after the failure.
+        holders: Holders,
+    },
     /// The backing directory failed during a crash.
     #[error("the backing directory {path} failed during a crash: {source}")]
     Backing {
@@ -131,6 +141,58 @@ pub fn fuse_available() -> Result<(), CrashFsError> {
         .open(&path)
         .map(drop)
         .map_err(|source| CrashFsError::Unavailable { path, source })
+}
+
+/// The processes that held a file (or their working directory) under a
+/// mount point, found in `/proc` right after an unmount failed.
+#[derive(Debug)]
+pub struct Holders(Vec<String>);
+
+impl Holders {
+    /// Each process with a descriptor or working directory under `mount`,
+    /// as "pid N (command): path". A process that exits (or closes) while
+    /// `/proc` is read is missed, as it should be.
+    fn of(mount: &Path) -> Holders {
+        let mut found = Vec::new();
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return Holders(found);
+        };
+        for entry in procs.flatten() {
+            // Processes only: not `self`, `thread-self` and the rest.
+            let Some(number) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let pid = entry.path();
+            let comm = std::fs::read_to_string(pid.join("comm")).unwrap_or_default();
+            let fds = std::fs::read_dir(pid.join("fd")).into_iter().flatten();
+            let links = fds.flatten().map(|fd| fd.path()).chain([pid.join("cwd")]);
+            for target in links.filter_map(|link| std::fs::read_link(link).ok()) {
+                if target.starts_with(mount) {
+                    found.push(format!(
+                        "pid {number} ({}): {}",
+                        comm.trim(),
+                        target.display()
+                    ));
+                }
+            }
+        }
+        Holders(found)
+    }
+}
+
+impl std::fmt::Display for Holders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            // The holder let go between the failure and the look: one
+            // that holds briefly, such as a child between fork and exec.
+            return f.write_str("no process holds one any more: the holder was transient, such as a child being spawned, which holds copies of its parent's descriptors until its exec");
+        }
+        f.write_str(&self.0.join("; "))
+    }
 }
 
 /// What the file system saw since it was made.
@@ -206,6 +268,10 @@ impl CrashFs {
             // /dev/fuse when the unmount tears the connection down before
             // it sees `ENODEV`: the file system is unmounted either way.
             Some(Err(e)) if e.raw_os_error() == Some(libc::ECONNABORTED) => Ok(()),
+            Some(Err(e)) if e.raw_os_error() == Some(libc::EBUSY) => Err(CrashFsError::Busy {
+                path: self.mountpoint.clone(),
+                holders: Holders::of(&self.mountpoint),
+            }),
             Some(Err(source)) => Err(CrashFsError::Unmount {
                 path: self.mountpoint.clone(),
                 source,
@@ -222,6 +288,13 @@ impl CrashFs {
     /// A crash: unmounts (no program may have a file open on the mount),
     /// keeps what `policy` keeps of what was not durable (choices drawn
     /// from `rng`), and mounts again.
+    ///
+    /// "No program" includes a child that another thread of this process
+    /// is spawning: from its `fork` to its `exec` it holds copies of all
+    /// this process's descriptors, so a file this process had open on the
+    /// mount may still be open there after this process closed it, and the
+    /// unmount fails ([`CrashFsError::Busy`]). A process that reads the
+    /// mount itself must not spawn children from other threads meanwhile.
     pub fn crash(
         &mut self,
         policy: CrashPolicy,
