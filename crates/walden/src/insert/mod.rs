@@ -852,11 +852,9 @@ impl InsertPath {
             if self.slots.held_now() <= self.cpus {
                 return Ok(None);
             }
-            match self.writer.open_for_ahead(self.seg.segno(page)) {
-                Some(file) => ahead = Some(file),
-                None => {
-                    self.slots.wait_for_inserts(page, reserved_end);
-                }
+            ahead = self.writer.open_for_ahead(self.seg.segno(page));
+            if ahead.is_none() {
+                self.slots.wait_for_inserts(page, reserved_end);
             }
         }
         let mut headers = [0; THROUGH_HEADERS];
