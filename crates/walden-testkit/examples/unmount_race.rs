@@ -14,7 +14,6 @@
 //! and what the error said. Needs FUSE and root, as the tests do.
 
 use std::error::Error;
-use std::ffi::CString;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -44,7 +43,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
 /// Mounts a fresh file system and runs `crashes` cycles on it, beside a
 /// spawning thread if `spawning`; returns the first crash refused (its
-/// number and error), after unmounting what it left mounted.
+/// number and error), after unmounting the file system.
 fn crash_until_refused(
     crashes: u32,
     spawning: bool,
@@ -70,20 +69,9 @@ fn crash_until_refused(
         stop.store(true, Ordering::Relaxed);
         refused
     })?;
-    if refused.is_some() {
-        // The refused unmount left the file system mounted; the spawning
-        // thread has ended and its children with it.
-        let path = CString::new(mnt.as_os_str().as_encoded_bytes())?;
-        // SAFETY: `path` is a NUL-terminated string that outlives the call.
-        if unsafe { libc::umount(path.as_ptr()) } != 0 {
-            return Err(format!(
-                "umount {}: {}",
-                mnt.display(),
-                std::io::Error::last_os_error()
-            )
-            .into());
-        }
-    }
+    // The spawning thread has ended and its children with it: a refused
+    // unmount is tried again here.
+    crashfs.unmount()?;
     Ok(refused)
 }
 

@@ -113,8 +113,9 @@ pub enum CrashFsError {
         source: std::io::Error,
     },
     /// Unmounting failed because a file on the mount was open. The file
-    /// system stays mounted, served until the kernel ends it: once the
-    /// holder lets go, `umount` it by hand.
+    /// system stays mounted, served until the kernel ends it; the next
+    /// [`CrashFs::crash`] or [`CrashFs::unmount`] (or the drop) tries the
+    /// unmount again.
     #[error("could not unmount {path}: a file on it is open ({holders})")]
     Busy {
         /// The mount point.
@@ -221,6 +222,9 @@ pub struct CrashFs {
     counters: Arc<Counters>,
     power: Arc<PowerSwitch>,
     session: Option<BackgroundSession>,
+    /// A refused unmount left the file system mounted, its session gone
+    /// ([`CrashFsError::Busy`]): the next stop unmounts it directly.
+    stranded: bool,
 }
 
 impl CrashFs {
@@ -236,6 +240,7 @@ impl CrashFs {
             counters: Arc::new(Counters::default()),
             power: Arc::new(PowerSwitch::default()),
             session: None,
+            stranded: false,
         };
         fs.start()?;
         Ok(fs)
@@ -263,21 +268,38 @@ impl CrashFs {
     }
 
     fn stop(&mut self) -> Result<(), CrashFsError> {
-        match self.session.take().map(|session| session.umount_and_join()) {
+        let stopped = match self.session.take() {
+            Some(session) => session.umount_and_join(),
+            // The session went with the refused unmount; its thread ends
+            // when the kernel ends the connection, at this unmount.
+            None if self.stranded => {
+                rustix::mount::unmount(&self.mountpoint, rustix::mount::UnmountFlags::empty())
+                    .map_err(std::io::Error::from)
+            }
+            None => Ok(()),
+        };
+        match stopped {
             // The session's loop may end reading `ECONNABORTED` from
             // /dev/fuse when the unmount tears the connection down before
             // it sees `ENODEV`: the file system is unmounted either way.
-            Some(Err(e)) if e.raw_os_error() == Some(libc::ECONNABORTED) => Ok(()),
-            Some(Err(e)) if e.raw_os_error() == Some(libc::EBUSY) => Err(CrashFsError::Busy {
-                path: self.mountpoint.clone(),
-                holders: Holders::of(&self.mountpoint),
-            }),
-            Some(Err(source)) => Err(CrashFsError::Unmount {
-                path: self.mountpoint.clone(),
-                source,
-            }),
-            Some(Ok(())) | None => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                self.stranded = true;
+                return Err(CrashFsError::Busy {
+                    path: self.mountpoint.clone(),
+                    holders: Holders::of(&self.mountpoint),
+                });
+            }
+            Err(source) => {
+                return Err(CrashFsError::Unmount {
+                    path: self.mountpoint.clone(),
+                    source,
+                })
+            }
+            Ok(()) => {}
         }
+        self.stranded = false;
+        Ok(())
     }
 
     /// The mount point.
