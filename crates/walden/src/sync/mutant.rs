@@ -69,6 +69,9 @@ pub(crate) enum Mutant {
     /// `SyncLine::run`: a sync that returns publishes its own cover at
     /// once, not waiting for the syncs started before it.
     SyncPublishedOutOfOrder,
+    /// `WaitQueue::notify_one` wakes without taking the queue's lock: a
+    /// waiter between its announcement and its wait misses the wake-up.
+    NotifyOneUnlocked,
 }
 
 /// `o`, or Relaxed where mutant `m` is active.

@@ -3,12 +3,15 @@
 //! PostgreSQL: the wait-list half of `LWLockWaitForVar` /
 //! `LWLockUpdateVar`. A waiter spins briefly (waking a thread on the other
 //! core costs tens of microseconds), then parks on a condition variable. A
-//! notifier changes the atomics it owns and calls [`WaitQueue::notify_all`],
-//! which takes the slow path only when someone is parked.
+//! notifier changes the atomics it owns and calls [`WaitQueue::notify_all`]
+//! (or [`WaitQueue::notify_one`], where only one waiter can use the change:
+//! a lock's waiters), which takes the slow path only when someone is
+//! parked.
 //!
 //! Contract: every change that can make a waiter's condition true is made
 //! (with any ordering) before the changing thread calls
-//! [`WaitQueue::notify_all`], and the condition reads those atomics with at
+//! [`WaitQueue::notify_all`] or [`WaitQueue::notify_one`], and the
+//! condition reads those atomics with at
 //! least `Acquire`. No wake-up is then lost: the waiter's announcement and
 //! the notifier's check are read-modify-writes of one counter, so one of
 //! them comes first in its modification order. If the notifier's comes
@@ -28,6 +31,7 @@
 //! which costs the next notifier one needless wake-up.
 
 use super::backoff::{Backoff, Policy};
+use super::mutant::{self, Mutant};
 use super::watchdog::{Stuck, Watchdog};
 use super::{AtomicU32, Condvar, Mutex, Ordering};
 
@@ -124,6 +128,45 @@ impl WaitQueue {
     }
 }
 
+impl WaitQueue {
+    /// Wakes one parked waiter, if any announced itself: for a queue
+    /// whose waiters all wait for the same thing, which only one of them
+    /// can take (a lock's waiters). The woken waiter takes it, or finds it
+    /// taken by a thread that never parked and parks again, announcing
+    /// itself, so that thread's release wakes one in turn. Waking them all
+    /// would send every one but the winner back to sleep (a herd: with 64
+    /// threads on eight insertion slots, seven wake-ups per release).
+    ///
+    /// The count stays at least the number of waiters in `wait`: this
+    /// takes one announcement for each waiter it wakes, a waiter woken
+    /// otherwise (a timeout) announces itself again before it parks, and
+    /// a stale announcement only makes a later call wake nobody or
+    /// someone early. So a count of zero means nobody is parked.
+    pub fn notify_one(&self) {
+        // AcqRel: as notify_all's swap, of which this is the check: an RMW
+        // (adding nothing), so it is ordered against the waiter's
+        // announcement; a failed compare-exchange would only be a load.
+        if self.parked.fetch_add(0, Ordering::AcqRel) == 0 {
+            return;
+        }
+        // The mutant: no lock, so a waiter that announced itself may not
+        // be in `wait` yet.
+        let guard = (!mutant::active(Mutant::NotifyOneUnlocked))
+            .then(|| self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+        // AcqRel, as above. Under the lock, so no waiter announces itself
+        // meanwhile; a concurrent notifier may have taken the last
+        // announcement (it woke that waiter), or notify_all cleared them.
+        let took = self
+            .parked
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok();
+        drop(guard);
+        if took {
+            self.cond.notify_one();
+        }
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -151,6 +194,39 @@ mod tests {
             assert_eq!(q.parked(), 0, "the woken waiter is still counted");
             assert!(waiter.join().unwrap().is_ok());
             assert_eq!(q.parked(), 0, "the waiter left a stale count");
+        });
+    }
+
+    /// Two waiters parked for one token each: `notify_one` after the
+    /// first token wakes one of them and leaves the other's announcement
+    /// counted (`notify_all` would clear it), and the second token's
+    /// `notify_one` wakes the other.
+    #[test]
+    fn notify_one_wakes_one_waiter_and_leaves_the_other_counted() {
+        let q = WaitQueue::new();
+        let tokens = AtomicU32::new(0);
+        // AcqRel/Acquire: the WaitQueue contract (at least Acquire).
+        let take = || {
+            tokens
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| t.checked_sub(1))
+                .is_ok()
+        };
+        std::thread::scope(|s| {
+            let waiters: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| q.wait_until(take, &mut Watchdog::new(None))))
+                .collect();
+            while q.parked() < 2 {
+                std::thread::yield_now();
+            }
+            for left in [1, 0] {
+                // Relaxed: notify_one publishes it.
+                tokens.fetch_add(1, Ordering::Relaxed);
+                q.notify_one();
+                assert_eq!(q.parked(), left, "woken other than one");
+            }
+            for waiter in waiters {
+                assert!(waiter.join().expect("a waiter panicked").is_ok());
+            }
         });
     }
 }
@@ -202,6 +278,59 @@ mod loom_tests {
             )
             .unwrap();
             t.join().unwrap();
+        });
+    }
+
+    /// A lock made of a flag and a queue woken one at a time, as an
+    /// insertion slot's lockers are: two threads wait for it while a
+    /// third holds it, and each release wakes one waiter with
+    /// `notify_one`. Every thread gets the lock: a release whose
+    /// wake-up went to nobody, or to a waiter that found the lock taken
+    /// again and did not announce itself anew, would leave one parked
+    /// for good (loom reports the deadlock).
+    #[test]
+    fn notify_one_hands_a_lock_to_every_waiter() {
+        notify_one_lock_model();
+    }
+
+    /// [`notify_one_hands_a_lock_to_every_waiter`] with a `notify_one`
+    /// that does not take the queue's lock: a waiter that announced itself
+    /// and found the lock held is not in `wait` yet when the release's
+    /// wake-up goes out, and parks for good.
+    #[test]
+    #[should_panic]
+    fn an_unlocked_notify_one_is_caught() {
+        mutant::with(Mutant::NotifyOneUnlocked, notify_one_lock_model);
+    }
+
+    fn notify_one_lock_model() {
+        loom::model(|| {
+            let q = Arc::new(WaitQueue::new());
+            let held = Arc::new(AtomicU64::new(1));
+            // AcqRel/Acquire: taking the lock (the WaitQueue contract
+            // asks for at least Acquire in the condition).
+            let take = |h: &AtomicU64| {
+                h.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            };
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    let (q, held) = (q.clone(), held.clone());
+                    thread::spawn(move || {
+                        q.wait_until(|| take(&held), &mut Watchdog::new(None))
+                            .unwrap();
+                        // Release: the next holder's Acquire.
+                        held.store(0, Ordering::Release);
+                        q.notify_one();
+                    })
+                })
+                .collect();
+            // Release: as above.
+            held.store(0, Ordering::Release);
+            q.notify_one();
+            for w in waiters {
+                w.join().unwrap();
+            }
         });
     }
 }
