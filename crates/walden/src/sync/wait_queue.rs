@@ -126,9 +126,7 @@ impl WaitQueue {
         drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
         self.cond.notify_all();
     }
-}
 
-impl WaitQueue {
     /// Wakes one parked waiter, if any announced itself: for a queue
     /// whose waiters all wait for the same thing, which only one of them
     /// can take (a lock's waiters). The woken waiter takes it, or finds it
