@@ -60,7 +60,7 @@ impl LimitsBeside {
         if setup != LogSetup::files(SegmentState::Steady) {
             return Vec::new();
         }
-        Probe::matching(case.payload, case.sync_method.syncs(), case.threads)
+        Probe::matching(case.payload, case.sync_method.durable(), case.threads)
     }
 
     /// After a slice of `case` on `setup`: runs [`LimitsBeside::probes`],
@@ -130,6 +130,31 @@ mod tests {
             segment_state: SegmentState::Fresh,
         };
         assert!(LimitsBeside::probes(case, discard).is_empty());
+    }
+
+    #[test]
+    fn every_durable_method_is_read_against_the_durable_limits() {
+        let steady = LogSetup::files(SegmentState::Steady);
+        for sync_method in SyncMethod::ALL {
+            let case = CommitCase {
+                sync_method,
+                payload: BLOCK,
+                threads: 1,
+            };
+            let durable = sync_method != SyncMethod::None;
+            // `open_datasync` writes are durable without a sync call: its
+            // case is read against the durable writes, not the overwrite
+            // of a cached file.
+            assert_eq!(
+                LimitsBeside::probes(case, steady),
+                Probe::matching(BLOCK, durable, 1),
+                "{sync_method:?}"
+            );
+        }
+        assert_ne!(
+            Probe::matching(BLOCK, true, 1),
+            Probe::matching(BLOCK, false, 1)
+        );
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub fn charts(r: &Results) -> Vec<NamedChart> {
             let walden: Vec<&CommitResult> = r
                 .pg_workloads
                 .iter()
-                .filter(|c| c.case.payload == payload && c.case.sync_method.syncs() == durable)
+                .filter(|c| c.case.payload == payload && c.case.sync_method.durable() == durable)
                 .collect();
             series.extend(group_series_spread(
                 &walden,

@@ -85,7 +85,7 @@ fn pg_workload_case(
     let matching = |state: SegmentState| {
         walden.iter().find(|r| {
             r.case.payload == payload
-                && r.case.sync_method.syncs() == durable
+                && r.case.sync_method.durable() == durable
                 && r.case.threads == threads
                 && r.setup == LogSetup::files(state)
         })

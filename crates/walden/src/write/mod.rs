@@ -302,7 +302,7 @@ impl Writer {
             flushed: CachePadded::new(AtomicU64::new(start.0)),
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
-            queue: CommitQueue::new(if method.syncs() || method.sync_on_write() {
+            queue: CommitQueue::new(if method.durable() {
                 // A round ends with a sync: its followers sleep at once.
                 Policy::PARK
             } else {

@@ -45,6 +45,12 @@ impl SyncMethod {
         matches!(self, SyncMethod::OpenDatasync | SyncMethod::OpenSync)
     }
 
+    /// True if a flush makes WAL durable, by a sync call or by writes
+    /// that are durable when they return: every method but `None`.
+    pub fn durable(self) -> bool {
+        self.syncs() || self.sync_on_write()
+    }
+
     /// True if written data needs an explicit sync call.
     pub fn syncs(self) -> bool {
         matches!(self, SyncMethod::Fsync | SyncMethod::Fdatasync)
