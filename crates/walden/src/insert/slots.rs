@@ -51,6 +51,9 @@ struct Slot {
     inserting_at: AtomicU64,
     /// Waiters for the slot's release or for `inserting_at` to change
     /// (flushers, [`SlotArray::wait_for_inserts`]): woken all at once.
+    /// Both queues are [`WaitQueue::seq_cst`]: each notification follows
+    /// a `SeqCst` write of `word` or `inserting_at` that their conditions
+    /// read with `SeqCst`.
     waiters: WaitQueue,
     /// Waiters to take the slot ([`SlotArray::acquire`]): woken one at a
     /// release ([`WaitQueue::notify_one`]), never by an advertisement.
@@ -111,12 +114,23 @@ thread_local! {
     static ATTEMPT_WALK: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
 }
 
+impl Slot {
+    /// A free slot.
+    fn new() -> Self {
+        Slot {
+            waiters: WaitQueue::seq_cst(),
+            lockers: WaitQueue::seq_cst(),
+            ..Slot::default()
+        }
+    }
+}
+
 impl SlotArray {
     /// `n` free slots; `n >= 1`.
     pub fn new(n: usize) -> Self {
         SlotArray {
             slots: (0..n.max(1))
-                .map(|_| CachePadded::new(Slot::default()))
+                .map(|_| CachePadded::new(Slot::new()))
                 .collect(),
             stuck_wait: None,
         }
@@ -167,8 +181,8 @@ impl SlotArray {
         let s = &self.slots[i];
         let mut watchdog = self.watchdog();
         loop {
-            // SeqCst (⊇ Acquire): the WaitQueue contract asks for at least
-            // Acquire; it pairs with unlock's store.
+            // SeqCst (⊇ Acquire): the seq_cst WaitQueue contract; pairs
+            // with unlock's add.
             s.lockers
                 .wait_until(|| !is_held(s.word.load(Ordering::SeqCst)), &mut watchdog)
                 .unwrap_or_else(|_| {
@@ -192,8 +206,9 @@ impl SlotArray {
         s.inserting_at.store(0, Ordering::Relaxed);
         // SeqCst (⊇ Release): publishes the copied record bytes to the next
         // holder and to flushers that see the word change (the next
-        // holder's CAS continues this release sequence); made before
-        // notify_all, as the WaitQueue contract asks. An RMW rather than a
+        // holder's CAS continues this release sequence); SeqCst and made
+        // before the notifications, as the seq_cst WaitQueue contract
+        // asks (their checks are loads). An RMW rather than a
         // store (a `lock xadd`, as costly as the `xchg` of a SeqCst store on
         // x86): every write to `word` is then an RMW, which loom models
         // exactly (there a plain store racing a CAS can produce impossible
@@ -267,8 +282,9 @@ impl SlotArray {
         for i in 0..self.len() {
             self.lock(i);
             if i != last {
-                // SeqCst (⊇ Release): waiters read it with Acquire (WaitQueue
-                // contract) and must see the mark before skipping the slot.
+                // SeqCst (⊇ Release): waiters read it with SeqCst (the
+                // seq_cst WaitQueue contract) and must see the mark before
+                // skipping the slot.
                 self.slots[i]
                     .inserting_at
                     .store(EXCLUSIVE_MARK, Ordering::SeqCst);

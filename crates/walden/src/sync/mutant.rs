@@ -72,6 +72,11 @@ pub(crate) enum Mutant {
     /// `WaitQueue::notify_one` wakes without taking the queue's lock: a
     /// waiter between its announcement and its wait misses the wake-up.
     NotifyOneUnlocked,
+    /// A `WaitQueue::seq_cst` notifier's check for waiters without the
+    /// `SeqCst` fence that stands for its `SeqCst` load under loom: the
+    /// load may miss a waiter's announcement while the waiter's re-check
+    /// misses the change (store buffering).
+    NotifyCheckUnfenced,
 }
 
 /// `o`, or Relaxed where mutant `m` is active.

@@ -29,6 +29,33 @@
 //! without announcing itself again; one whose condition turns true
 //! between its announcement and its re-check leaves a stale count behind,
 //! which costs the next notifier one needless wake-up.
+//!
+//! **A queue whose changes are `SeqCst`** ([`WaitQueue::seq_cst`]) checks
+//! for waiters with a load, not a read-modify-write: one locked
+//! instruction fewer per notification, which an insertion slot's holder
+//! pays twice per record (its flushers' queue and its lockers'). Its
+//! contract is stronger: each notification follows a `SeqCst` write
+//! (store or RMW) that makes the waiter's condition true on its own
+//! (earlier writes may too, with any ordering), and the condition reads it
+//! with `SeqCst`. No wake-up is
+//! lost: a waiter's announcement (a `SeqCst` RMW) comes before its
+//! re-check in the single total order S of `SeqCst` operations, as the
+//! notifier's change comes before its check. If the check reads no
+//! announcement, it precedes the announcement in S (it reads an earlier
+//! value of the counter), so the change precedes the re-check in S, and a
+//! `SeqCst` load reads the latest `SeqCst` write before it in S: the
+//! re-check sees the change (store buffering is ruled out, as in
+//! Dekker's algorithm). On x86 the load is a plain `mov`; the change's
+//! locked instruction drains the store buffer before it.
+//!
+//! loom models `SeqCst` loads and stores as `Acquire`/`Release`
+//! (tokio-rs/loom#180), under which the argument fails, but models
+//! `SeqCst` fences exactly. So under `cfg(loom)` the check is a `SeqCst`
+//! fence, then the load, and every waiter puts a `SeqCst` fence between
+//! its announcement and its re-check (in every build: it is on the way to
+//! parking): the fence-to-fence form of the same argument, which the
+//! models of the slots check, with a mutant that drops the check's fence
+//! (`Mutant::NotifyCheckUnfenced`).
 
 use super::backoff::{Backoff, Policy};
 use super::mutant::{self, Mutant};
@@ -42,6 +69,9 @@ pub struct WaitQueue {
     /// Announcements of waiters about to park since the last notifier
     /// that woke them cleared it (see the module docs).
     parked: AtomicU32,
+    /// The stronger contract: every change `SeqCst`, so a notifier checks
+    /// for waiters with a load ([`WaitQueue::seq_cst`]).
+    seq_cst: bool,
     lock: Mutex<()>,
     cond: Condvar,
 }
@@ -50,6 +80,40 @@ impl WaitQueue {
     /// An empty queue.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty queue with the stronger contract (module docs): each
+    /// notification follows a `SeqCst` write that makes a waiter's
+    /// condition true on its own, and the condition reads it with
+    /// `SeqCst`; in return a notification
+    /// with nobody parked costs a load rather than a locked
+    /// read-modify-write.
+    pub fn seq_cst() -> Self {
+        WaitQueue {
+            seq_cst: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether anyone announced themselves, checked as the queue's
+    /// contract allows (module docs): a `SeqCst` load (under loom, after a
+    /// `SeqCst` fence), or a read-modify-write adding nothing, which is
+    /// ordered against a waiter's announcement whatever the orderings of
+    /// the changes (a failed compare-exchange would only be a load).
+    fn anyone_announced(&self) -> bool {
+        if self.seq_cst {
+            // Under loom only (a constant false elsewhere, compiled away).
+            if cfg!(loom) && !mutant::active(Mutant::NotifyCheckUnfenced) {
+                // SeqCst fence: loom's form of the SeqCst load below (module docs).
+                super::fence(Ordering::SeqCst);
+            }
+            // SeqCst: after the caller's SeqCst change in S (module docs).
+            self.parked.load(Ordering::SeqCst) != 0
+        } else {
+            // AcqRel: Release publishes the caller's change to a waiter
+            // whose announcement reads from this RMW (module docs).
+            self.parked.fetch_add(0, Ordering::AcqRel) != 0
+        }
     }
 
     /// Returns once `ready()` is true, or fails once `watchdog` finds the
@@ -75,11 +139,15 @@ impl WaitQueue {
         // A woken waiter whose condition holds leaves without announcing
         // itself again, so it leaves no stale count behind.
         while !ready() {
-            // AcqRel: Acquire pairs with the Release RMW in notify_all (see
-            // the module docs); an RMW, not a store, so the two are totally
-            // ordered. Made again after every wake-up: the notifier that
-            // woke us cleared the count.
-            self.parked.fetch_add(1, Ordering::AcqRel);
+            // SeqCst (⊇ AcqRel): Acquire pairs with the Release RMW in
+            // notify_all (see the module docs); an RMW, not a store, so the
+            // two are totally ordered; SeqCst for a queue whose notifiers
+            // check with a load. Made again after every wake-up: the
+            // notifier that woke us cleared the count.
+            self.parked.fetch_add(1, Ordering::SeqCst);
+            // SeqCst fence: the announcement before the re-check, in the
+            // form loom models (module docs); on the way to parking.
+            super::fence(Ordering::SeqCst);
             if ready() {
                 break;
             }
@@ -112,9 +180,13 @@ impl WaitQueue {
 
     /// Wakes every parked waiter so it re-checks its condition.
     pub fn notify_all(&self) {
+        if self.seq_cst && !self.anyone_announced() {
+            return;
+        }
         // AcqRel: Release publishes the caller's state change to a waiter
         // whose RMW reads from this one; an RMW rather than a load so it is
-        // ordered against the waiter's announcement. It clears the count:
+        // ordered against the waiter's announcement (with the stronger
+        // contract, the load above was that check). It clears the count:
         // every waiter announced so far is woken below and announces
         // itself again before it re-checks.
         if self.parked.swap(0, Ordering::AcqRel) == 0 {
@@ -141,10 +213,7 @@ impl WaitQueue {
     /// a stale announcement only makes a later call wake nobody or
     /// someone early. So a count of zero means nobody is parked.
     pub fn notify_one(&self) {
-        // AcqRel: as notify_all's swap, of which this is the check: an RMW
-        // (adding nothing), so it is ordered against the waiter's
-        // announcement; a failed compare-exchange would only be a load.
-        if self.parked.fetch_add(0, Ordering::AcqRel) == 0 {
+        if !self.anyone_announced() {
             return;
         }
         // The mutant: no lock, so a waiter that announced itself may not
@@ -288,7 +357,15 @@ mod loom_tests {
     /// for good (loom reports the deadlock).
     #[test]
     fn notify_one_hands_a_lock_to_every_waiter() {
-        notify_one_lock_model();
+        notify_one_lock_model(Queue::AnyOrder);
+    }
+
+    /// [`notify_one_hands_a_lock_to_every_waiter`] on a
+    /// [`WaitQueue::seq_cst`] queue, whose notifier checks for waiters
+    /// with a load (the slots' queues).
+    #[test]
+    fn a_seq_cst_queue_hands_a_lock_to_every_waiter() {
+        notify_one_lock_model(Queue::SeqCst);
     }
 
     /// [`notify_one_hands_a_lock_to_every_waiter`] with a `notify_one`
@@ -298,33 +375,63 @@ mod loom_tests {
     #[test]
     #[should_panic]
     fn an_unlocked_notify_one_is_caught() {
-        mutant::with(Mutant::NotifyOneUnlocked, notify_one_lock_model);
+        mutant::with(Mutant::NotifyOneUnlocked, || {
+            notify_one_lock_model(Queue::AnyOrder)
+        });
     }
 
-    fn notify_one_lock_model() {
-        loom::model(|| {
-            let q = Arc::new(WaitQueue::new());
-            let held = Arc::new(AtomicU64::new(1));
-            // AcqRel/Acquire: taking the lock (the WaitQueue contract
-            // asks for at least Acquire in the condition).
-            let take = |h: &AtomicU64| {
-                h.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
+    /// [`a_seq_cst_queue_hands_a_lock_to_every_waiter`] with the check's
+    /// fence dropped: the release's check may read no announcement while
+    /// the waiter's re-check reads the lock still held (store buffering),
+    /// and the waiter parks for good.
+    #[test]
+    #[should_panic]
+    fn an_unfenced_seq_cst_check_is_caught() {
+        mutant::with(Mutant::NotifyCheckUnfenced, || {
+            notify_one_lock_model(Queue::SeqCst)
+        });
+    }
+
+    /// Which queue the lock model uses, and so which orderings its lock's
+    /// changes and condition take.
+    #[derive(Clone, Copy)]
+    enum Queue {
+        /// [`WaitQueue::new`]: Release/Acquire suffice.
+        AnyOrder,
+        /// [`WaitQueue::seq_cst`]: SeqCst changes and condition.
+        SeqCst,
+    }
+
+    fn notify_one_lock_model(queue: Queue) {
+        loom::model(move || {
+            let (q, [take_won, take_lost, release]) = match queue {
+                Queue::AnyOrder => (
+                    WaitQueue::new(),
+                    [Ordering::AcqRel, Ordering::Acquire, Ordering::Release],
+                ),
+                Queue::SeqCst => (WaitQueue::seq_cst(), [Ordering::SeqCst; 3]),
             };
+            let q = Arc::new(q);
+            let held = Arc::new(AtomicU64::new(1));
+            // AcqRel/Acquire, or SeqCst: taking the lock (the queue's
+            // contract: at least Acquire in the condition; SeqCst for a
+            // seq_cst queue).
+            let take = move |h: &AtomicU64| h.compare_exchange(0, 1, take_won, take_lost).is_ok();
             let waiters: Vec<_> = (0..2)
                 .map(|_| {
                     let (q, held) = (q.clone(), held.clone());
                     thread::spawn(move || {
                         q.wait_until(|| take(&held), &mut Watchdog::new(None))
                             .unwrap();
-                        // Release: the next holder's Acquire.
-                        held.store(0, Ordering::Release);
+                        // Release, or SeqCst: the next holder's Acquire
+                        // (SeqCst: the seq_cst queue's contract).
+                        held.store(0, release);
                         q.notify_one();
                     })
                 })
                 .collect();
-            // Release: as above.
-            held.store(0, Ordering::Release);
+            // As above.
+            held.store(0, release);
             q.notify_one();
             for w in waiters {
                 w.join().unwrap();

@@ -36,7 +36,7 @@ fn every_job_gets_its_own_crc_and_the_helper_stops() {
         let took = [a.join().unwrap(), b.join().unwrap()];
         assert!(took.iter().any(|&t| t), "an idle helper takes a job");
         // The last reference: stops and joins the helper's thread.
-        drop(Arc::try_unwrap(helper).ok().expect("inserters joined"));
+        drop(Arc::try_unwrap(helper).unwrap_or_else(|_| panic!("inserters joined")));
     });
 }
 

@@ -57,8 +57,9 @@ impl SlotArray {
             if seen >= upto && seen != 0 {
                 return seen;
             }
-            // SeqCst (⊇ Acquire), as the loads above: the WaitQueue
-            // contract; pairs with the holder's release or advertisement. A
+            // SeqCst (⊇ Acquire), as the loads above: the seq_cst
+            // WaitQueue contract; pairs with the holder's release or
+            // advertisement. A
             // changed word is that holder's release (or a later holder's
             // acquisition, whose CAS continues the release sequence), so a
             // holder that releases and takes the slot again at once cannot
@@ -118,8 +119,8 @@ impl SlotArray {
     fn advertise(&self, i: usize, at: Lsn) {
         let s = &self.slots[i];
         // SeqCst (⊇ Release): publishes the bytes copied below `at` to a
-        // flusher that reads this value (Acquire); made before notify_all,
-        // as the WaitQueue contract asks.
+        // flusher that reads this value (Acquire); SeqCst and made before
+        // notify_all, as the seq_cst WaitQueue contract asks.
         s.inserting_at.store(
             at.0,
             mutant::order(Mutant::AdvertiseRelaxed, Ordering::SeqCst),
