@@ -831,7 +831,8 @@ impl InsertPath {
     /// ahead of the written point (`Writer::write_ahead`: outside the
     /// write lock, without waiting for the insertions below; `written`
     /// jumps over the pages once the writes below reach them) where the
-    /// writer has their segment open, else wait for those insertions (as
+    /// writer has their segment open or it is the next one and ready
+    /// (`Writer::open_for_ahead`), else wait for those insertions (as
     /// an eviction does, before the write lock: nobody holding it waits
     /// for an inserter) and write through (docs/io.md, "Write-through of
     /// large records"). `written` is then past the pages (or jumps past
@@ -852,7 +853,9 @@ impl InsertPath {
             if self.slots.held_now() <= self.cpus {
                 return Ok(None);
             }
-            ahead = self.writer.open_for_ahead(self.seg.segno(page));
+            ahead = self
+                .writer
+                .open_for_ahead(&self.supply, self.seg.segno(page));
             if ahead.is_none() {
                 self.slots.wait_for_inserts(page, reserved_end);
             }
@@ -931,8 +934,9 @@ impl InsertPath {
     /// CPUs (the helper would take one from them: measured 0.8–0.96× at
     /// two threads on two CPUs without this), the record's header does
     /// not fit in its first page,
-    /// the pages after the first lie in a segment the writer has not
-    /// opened, or cover no page whole: the caller computes the CRC and
+    /// the pages after the first lie in a segment the writer has neither
+    /// open nor ready next (`Writer::open_for_ahead`), or cover no page
+    /// whole: the caller computes the CRC and
     /// copies the record as without the helper.
     ///
     /// Until the copy we advertise nothing past what we advertised before:
@@ -969,7 +973,10 @@ impl InsertPath {
         // The first page's bytes: copied after the CRC, with the header.
         src.skip((PAGE_SIZE - at.page_offset()) as usize);
         let page = Lsn(at.page_start().0 + PAGE_SIZE);
-        let Some(file) = self.writer.open_for_ahead(self.seg.segno(page)) else {
+        let Some(file) = self
+            .writer
+            .open_for_ahead(&self.supply, self.seg.segno(page))
+        else {
             return Ok(None);
         };
         let mut headers = [0; THROUGH_HEADERS];

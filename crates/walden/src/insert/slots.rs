@@ -427,17 +427,31 @@ mod tests {
             SlotArray::new(1).with_stuck_wait_timeout(Some(std::time::Duration::from_secs(10)));
         let held = slots.acquire(SlotChoice::Sticky);
         let lockers = &slots.slots[0].lockers;
-        std::thread::scope(|s| {
-            let takers: Vec<_> = (0..2)
-                .map(|_| s.spawn(|| drop(slots.acquire(SlotChoice::Sticky))))
-                .collect();
-            while lockers.parked() < 2 {
+        // Each taker keeps the slot until `go`: the one the release woke
+        // must not release it (waking the other) before the count is read.
+        let go = std::sync::atomic::AtomicBool::new(false);
+        let take = || {
+            let slot = slots.acquire(SlotChoice::Sticky);
+            // Acquire: pairs with the Release store below (no data rides on it).
+            while !go.load(Ordering::Acquire) {
                 std::thread::yield_now();
             }
+            drop(slot);
+        };
+        std::thread::scope(|s| {
+            let takers: Vec<_> = (0..2).map(|_| s.spawn(take)).collect();
+            lockers.wait_for_parked(2);
             held.advertise(Lsn(0x1000));
             assert_eq!(lockers.parked(), 2, "an advertisement woke a locker");
             drop(held);
-            assert_eq!(lockers.parked(), 1, "the release woke more than one locker");
+            let left = lockers.parked();
+            // Release: see the takers' load.
+            go.store(true, Ordering::Release);
+            // At least the other's announcement: `notify_all` would have
+            // cleared both. More if the other woke anyway (the condition
+            // variable may wake a thread that was about to wait) and
+            // announced itself again.
+            assert!(left >= 1, "the release woke both lockers");
             for taker in takers {
                 taker.join().expect("a locker was never woken");
             }

@@ -154,9 +154,25 @@ pub trait SegmentOpener: Send + Sync {
     ) -> Result<Box<dyn StorageFile>, SegmentError> {
         self.open_segment(segno, opts)
     }
+    /// Opens segment `segno` as [`SegmentOpener::open_segment`] would, but
+    /// only if it exists already and nothing is preparing it: nothing
+    /// created, waited for or counted. The writer opens its next segment so
+    /// before it enters it, so that a large record's pages there can be
+    /// written ahead ([`Writer::open_for_ahead`]). The default opens
+    /// nothing (`None`), which suits an opener that creates segments only
+    /// when the writer enters them.
+    fn open_if_ready(
+        &self,
+        _segno: u64,
+        _opts: &OpenOptions,
+    ) -> Result<Option<Box<dyn StorageFile>>, SegmentError> {
+        Ok(None)
+    }
     /// Called when the writer starts writing segment `segno`, so the next
-    /// one can be prepared ahead of need.
-    fn entered_segment(&self, segno: u64);
+    /// one can be prepared ahead of need; `opened_ahead` if the writer
+    /// opened it before, with [`SegmentOpener::open_if_ready`] (it was
+    /// found ready then), not with [`SegmentOpener::open_segment`].
+    fn entered_segment(&self, segno: u64, opened_ahead: bool);
 }
 
 /// A segment's open file descriptions: the first for the writes and the
@@ -169,6 +185,20 @@ type Descriptions = [Arc<dyn StorageFile>; MAX_SLOTS];
 struct OpenSegment {
     segno: u64,
     files: Descriptions,
+}
+
+/// The segments whose pages may be written ahead of `written`
+/// ([`Writer::open_for_ahead`]): the one open for writing and, once asked
+/// for, the one after it, opened before the writer enters it (which then
+/// takes its descriptions rather than opening it again, so that its syncs
+/// report the write-back errors of the writes made ahead through them).
+#[derive(Debug, Default)]
+struct AheadFiles {
+    /// The segment open for writing and its first description; `None`
+    /// while the writer is between two segments.
+    open: Option<(u64, Arc<dyn StorageFile>)>,
+    /// The segment after `open`, opened ahead.
+    next: Option<OpenSegment>,
 }
 
 /// Where a write's bytes come from.
@@ -234,10 +264,12 @@ pub struct Writer {
     syncing: Mutex<SyncState>,
     /// Everything below is written (PostgreSQL: `LogwrtResult.Write`).
     written: CachePadded<AtomicU64>,
-    /// The segment open for writing and its first description, for
-    /// writes ahead of `written` outside the write lock
-    /// ([`Writer::write_ahead`]); changed under the write lock.
-    open_for_ahead: Mutex<Option<(u64, Arc<dyn StorageFile>)>>,
+    /// The segment open for writing and the next one, for writes ahead
+    /// of `written` outside the write lock ([`Writer::write_ahead`]);
+    /// `open` changed under the write lock, `next` set by the insert path
+    /// while `open` is the one before and taken by the writer. Taken
+    /// after the write lock, never held across anything that waits.
+    open_for_ahead: Mutex<AheadFiles>,
     /// Everything below is durable (PostgreSQL: `LogwrtResult.Flush`).
     flushed: CachePadded<AtomicU64>,
     /// The highest point a flusher has asked to make durable, below which
@@ -298,7 +330,7 @@ impl Writer {
             line: SyncLine::new(if concurrent_syncs { MAX_SLOTS } else { 1 }),
             syncing: Mutex::new(SyncState::default()),
             written: CachePadded::new(AtomicU64::new(start.0)),
-            open_for_ahead: Mutex::new(None),
+            open_for_ahead: Mutex::default(),
             flushed: CachePadded::new(AtomicU64::new(start.0)),
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
@@ -660,14 +692,19 @@ impl Writer {
         loop {
             let segno = self.seg.segno(pos);
             let seg_end = self.seg.segment_start(segno + 1);
-            if let Some(i) = st.ahead.iter().position(|&(from, _)| from == pos) {
+            let ahead = st.ahead.iter().position(|&(from, _)| from == pos);
+            if ahead.is_none() && pos >= target {
+                break;
+            }
+            // Entered before pages written ahead are jumped over too: they
+            // may lie in the segment after the open one, and the segment
+            // they end is synced through the descriptions they went through.
+            made_durable |= self.enter_segment(st, segments, segno)?;
+            if let Some(i) = ahead {
                 // Written ahead: nothing to write up to its end.
                 pos = st.ahead.swap_remove(i).1;
                 made_durable |= self.advance_written(st, pos, seg_end)?;
                 continue;
-            }
-            if pos >= target {
-                break;
             }
             // Up to the next pages written ahead, not over them.
             let end = st
@@ -676,33 +713,8 @@ impl Writer {
                 .map(|&(from, _)| from)
                 .filter(|&from| from > pos)
                 .fold(target.min(seg_end), Lsn::min);
-            let open = match &st.open {
-                Some(open) if open.segno == segno => open,
-                _ => {
-                    made_durable |= self.finish_segment(st)?;
-                    let opts = OpenOptions::new()
-                        .read(true)
-                        .write(true)
-                        .sync(self.method.file_mode())
-                        .direct(self.direct);
-                    let file: Arc<dyn StorageFile> =
-                        Arc::from(segments.open_segment(segno, &opts)?);
-                    // With two sync slots, a description of its own for
-                    // slot 1 (see `SyncLine`); opened now, before this
-                    // writer writes to the segment, so that it is told of
-                    // every write-back error of those writes.
-                    let twin = if self.line.slots() > 1 && self.method.syncs() {
-                        Arc::from(segments.open_again(segno, &opts)?)
-                    } else {
-                        file.clone()
-                    };
-                    segments.entered_segment(segno);
-                    *lock(&self.open_for_ahead) = Some((segno, file.clone()));
-                    st.open.insert(OpenSegment {
-                        segno,
-                        files: [file, twin],
-                    })
-                }
+            let Some(open) = &st.open else {
+                unreachable!("segment {segno} entered above");
             };
             // Every write covers whole pages, as PostgreSQL's `XLogWrite`
             // does: from the start of the page holding `pos` (rewriting its
@@ -777,6 +789,78 @@ impl Writer {
         Ok(made_durable)
     }
 
+    /// Under the write lock: makes segment `segno` the open one, unless it
+    /// is already, finishing the one open before (returns true if that
+    /// made anything durable). It takes the descriptions opened ahead for
+    /// `segno` if the insert path opened it ([`Writer::open_for_ahead`]),
+    /// else opens it: its descriptions are opened before anything is
+    /// written to it, so that its syncs are told of every write-back error
+    /// of those writes.
+    fn enter_segment(
+        &self,
+        st: &mut WriterState,
+        segments: &dyn SegmentOpener,
+        segno: u64,
+    ) -> Result<bool, WriteError> {
+        if st.open.as_ref().is_some_and(|open| open.segno == segno) {
+            return Ok(false);
+        }
+        let made_durable = self.finish_segment(st)?;
+        // `open` is `None` now, so the insert path opens nothing ahead
+        // until the writer has its files: taken from `next` or opened
+        // here, never both.
+        let opened_ahead = lock(&self.open_for_ahead)
+            .next
+            .take()
+            .filter(|next| next.segno == segno);
+        let adopted = opened_ahead.is_some();
+        let entered = match opened_ahead {
+            Some(next) => next,
+            None => {
+                let opts = self.segment_options();
+                let file: Arc<dyn StorageFile> = Arc::from(segments.open_segment(segno, &opts)?);
+                let twin = self.twin(segments, segno, &opts, &file)?;
+                OpenSegment {
+                    segno,
+                    files: [file, twin],
+                }
+            }
+        };
+        segments.entered_segment(segno, adopted);
+        lock(&self.open_for_ahead).open = Some((segno, entered.files[0].clone()));
+        st.open = Some(entered);
+        Ok(made_durable)
+    }
+
+    /// How the writer opens segment files: read and write, the sync
+    /// method's flag, direct I/O if configured.
+    fn segment_options(&self) -> OpenOptions {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .sync(self.method.file_mode())
+            .direct(self.direct)
+    }
+
+    /// The description for the sync line's slot 1 of segment `segno`,
+    /// whose first is `file`: with two sync slots, one of its own (see
+    /// `SyncLine`), opened before anything is written to the segment, so
+    /// that it is told of every write-back error of those writes; else
+    /// `file` itself.
+    fn twin(
+        &self,
+        segments: &dyn SegmentOpener,
+        segno: u64,
+        opts: &OpenOptions,
+        file: &Arc<dyn StorageFile>,
+    ) -> Result<Arc<dyn StorageFile>, SegmentError> {
+        Ok(if self.line.slots() > 1 && self.method.syncs() {
+            Arc::from(segments.open_again(segno, opts)?)
+        } else {
+            file.clone()
+        })
+    }
+
     /// Under the write lock, once everything below `pos` is written (in
     /// `pos`'s segment or the one ending at `seg_end`): publishes `pos` as
     /// written (and flushed, with a method that needs no sync), and syncs
@@ -812,7 +896,7 @@ impl Writer {
         let Some(open) = st.open.take() else {
             return Ok(false);
         };
-        *lock(&self.open_for_ahead) = None;
+        lock(&self.open_for_ahead).open = None;
         self.sync_to(&open.files, open.segno, self.written())
     }
 

@@ -33,7 +33,7 @@ impl SegmentOpener for SegmentFiles {
         self.open(segno, opts)
     }
 
-    fn entered_segment(&self, _segno: u64) {}
+    fn entered_segment(&self, _segno: u64, _opened_ahead: bool) {}
 }
 
 /// A ring, a writer and 1 MiB segment files on a simulated disk.
@@ -201,8 +201,8 @@ mod sync_wrapped {
             Ok(Box::new(SyncWrapped(Arc::from(file), self.around.clone())))
         }
 
-        fn entered_segment(&self, segno: u64) {
-            self.files.entered_segment(segno);
+        fn entered_segment(&self, segno: u64, opened_ahead: bool) {
+            self.files.entered_segment(segno, opened_ahead);
         }
     }
 }

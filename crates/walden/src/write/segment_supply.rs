@@ -3,7 +3,7 @@
 //! `segments_ahead` prepared ahead of need by a background thread
 //! (PostgreSQL: `XLogFileInit`, `PreallocXlogFiles`).
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 
 use crate::segment::{
@@ -378,8 +378,33 @@ impl SegmentOpener for SegmentSupply {
         self.files.open(segno, opts)
     }
 
-    fn entered_segment(&self, segno: u64) {
-        tracing::debug!(segno, "writer entered segment");
+    fn open_if_ready(
+        &self,
+        segno: u64,
+        opts: &OpenOptions,
+    ) -> Result<Option<Box<dyn StorageFile>>, SegmentError> {
+        // Not waited for: while the lock is busy (a rename and directory
+        // sync, a checkpoint's recycling) the segment counts as not ready.
+        let mut state = match self.creating.try_lock() {
+            Ok(state) => state,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return Ok(None),
+        };
+        if state.preparing == Some(segno)
+            || !self.locked(&mut state, |files| files.exists(segno))?
+        {
+            return Ok(None);
+        }
+        // Opened under the lock: no checkpoint renames a segment meanwhile.
+        self.files.open(segno, opts).map(Some)
+    }
+
+    fn entered_segment(&self, segno: u64, opened_ahead: bool) {
+        tracing::debug!(segno, opened_ahead, "writer entered segment");
+        if opened_ahead {
+            // Relaxed: statistics. It existed when it was opened ahead.
+            self.counts.found_ready.fetch_add(1, Ordering::Relaxed);
+        }
         self.ask_preallocator(segno);
     }
 }

@@ -3,7 +3,7 @@
 use super::rig::WriterRig;
 use super::*;
 use crate::lsn::PAGE_SIZE;
-use crate::segment::FileSyncMode;
+use crate::segment::{FileSyncMode, SegmentFiles};
 
 #[test]
 fn a_run_across_the_rings_wrap_is_one_write_in_lsn_order() {
@@ -253,12 +253,17 @@ fn pages_written_ahead_are_jumped_over_never_written_again() {
     let page = |i: u64| Lsn(start.0 + i * PAGE_SIZE);
     let flush = |to: Lsn| writer.write(ring, &rig.files, to, Caller::Flush, || to);
     assert!(
-        writer.open_for_ahead(1).is_none(),
+        writer.open_for_ahead(&rig.files, 1).is_none(),
         "no segment is open before the first write"
     );
     assert_eq!(flush(page(1)).unwrap(), page(1));
-    let file = writer.open_for_ahead(1).expect("segment 1 is open");
-    assert!(writer.open_for_ahead(2).is_none(), "only the open segment");
+    let file = writer
+        .open_for_ahead(&rig.files, 1)
+        .expect("segment 1 is open");
+    assert!(
+        writer.open_for_ahead(&rig.files, 2).is_none(),
+        "only the open segment"
+    );
     // Pages 2 and 3 ahead: page 1 is not written yet.
     let ahead = vec![0xAB; 2 * PAGE_SIZE as usize];
     let parts = [&ahead[..]];
@@ -298,4 +303,183 @@ fn pages_written_ahead_are_jumped_over_never_written_again() {
             assert_eq!(Lsn(addr), page(i), "page {i} from the ring");
         }
     }
+}
+
+/// The rig's segment files as an opener that opens a ready segment ahead
+/// ([`SegmentOpener::open_if_ready`]: one that exists), recording every
+/// description it opens (the segment, and whether it was opened ahead)
+/// and every segment the writer enters.
+struct OpensAhead<'a> {
+    files: &'a SegmentFiles,
+    opens: Mutex<Vec<(u64, bool)>>,
+    entered: Mutex<Vec<(u64, bool)>>,
+}
+
+impl<'a> OpensAhead<'a> {
+    fn new(files: &'a SegmentFiles) -> Self {
+        OpensAhead {
+            files,
+            opens: Mutex::default(),
+            entered: Mutex::default(),
+        }
+    }
+}
+
+/// A rig whose ring starts four pages before segment 1's end: its pages 4
+/// to 7 are segment 2's first.
+fn rig_before_segment_2() -> WriterRig {
+    WriterRig::new(8, 124, SyncMethod::Fdatasync, false).unwrap()
+}
+
+/// The rig's page `i`, counted from its start.
+fn page_of(rig: &WriterRig, i: u64) -> Lsn {
+    Lsn(rig.start.0 + i * PAGE_SIZE)
+}
+
+/// A flush to `to` through `opener`; returns the durable point.
+fn flush_through(rig: &WriterRig, opener: &OpensAhead, to: Lsn) -> Lsn {
+    rig.writer
+        .write(&rig.ring, opener, to, Caller::Flush, || to)
+        .unwrap()
+}
+
+impl SegmentOpener for OpensAhead<'_> {
+    fn open_segment(
+        &self,
+        segno: u64,
+        opts: &OpenOptions,
+    ) -> Result<Box<dyn StorageFile>, SegmentError> {
+        lock(&self.opens).push((segno, false));
+        self.files.open_segment(segno, opts)
+    }
+
+    fn open_if_ready(
+        &self,
+        segno: u64,
+        opts: &OpenOptions,
+    ) -> Result<Option<Box<dyn StorageFile>>, SegmentError> {
+        if !self.files.exists(segno)? {
+            return Ok(None);
+        }
+        lock(&self.opens).push((segno, true));
+        self.files.open(segno, opts).map(Some)
+    }
+
+    fn entered_segment(&self, segno: u64, opened_ahead: bool) {
+        lock(&self.entered).push((segno, opened_ahead));
+    }
+}
+
+/// With many insertions in flight, records run ahead of `written` into
+/// the segment after the open one. Its pages are written ahead through a
+/// description opened before the writer enters it, if it is ready; the
+/// writer then enters it with that description (opening it no second
+/// time, so that its sync is told of the write-back errors of those
+/// writes), jumps over the pages, and the segment's sync makes them
+/// durable: they survive a power cut. No segment further on, and none that
+/// does not exist, is opened ahead.
+#[test]
+fn the_next_segment_is_opened_ahead_and_entered_with_that_description() {
+    let rig = rig_before_segment_2();
+    let (ring, writer) = (&rig.ring, &rig.writer);
+    let page = |i: u64| page_of(&rig, i);
+    let seg = rig.files.segment_size();
+    assert_eq!(seg.segno(page(4)), 2);
+    let opener = OpensAhead::new(&rig.files);
+    assert_eq!(flush_through(&rig, &opener, page(1)), page(1));
+    assert!(
+        writer.open_for_ahead(&opener, 2).is_none(),
+        "segment 2 does not exist yet"
+    );
+    rig.files.create_zeroed(2).unwrap();
+    rig.files.create_zeroed(3).unwrap();
+    assert!(
+        writer.open_for_ahead(&opener, 3).is_none(),
+        "only the segment after the open one"
+    );
+    let file = writer
+        .open_for_ahead(&opener, 2)
+        .expect("segment 2 is ready");
+    let again = writer.open_for_ahead(&opener, 2).expect("still open");
+    assert!(Arc::ptr_eq(&file, &again), "one description for segment 2");
+    assert_eq!(*lock(&opener.opens), [(1, false), (2, true)]);
+    // Pages 5 and 6 ahead, in segment 2, while segment 1 is open.
+    let ahead = vec![0xAB; 2 * PAGE_SIZE as usize];
+    let parts = [&ahead[..]];
+    writer
+        .write_ahead(
+            ring,
+            &opener,
+            file.as_ref(),
+            &ThroughPages::new(page(5), &parts),
+        )
+        .unwrap();
+    assert_eq!(writer.written(), page(1));
+    assert_eq!(flush_through(&rig, &opener, page(8)), page(8));
+    assert_eq!(
+        *lock(&opener.opens),
+        [(1, false), (2, true)],
+        "segment 2 entered with its description opened ahead"
+    );
+    assert_eq!(*lock(&opener.entered), [(1, false), (2, true)]);
+    assert!(writer.flushed() >= page(8));
+    rig.sim.power_cut();
+    rig.sim.restart();
+    let durable = rig.sim.contents(&rig.files.path(2)).expect("segment 2");
+    for i in 4..8 {
+        let at = seg.offset(page(i)) as usize;
+        let bytes = &durable[at..at + 16];
+        if [5, 6].contains(&i) {
+            assert_eq!(bytes, [0xAB; 16], "page {i} written ahead, durable");
+        } else {
+            let addr = u64::from_le_bytes(bytes[8..].try_into().unwrap());
+            assert_eq!(Lsn(addr), page(i), "page {i} from the ring, durable");
+        }
+    }
+}
+
+/// Pages written ahead that fill the segment after the open one, from its
+/// first page to its last: once the writes below reach them, the writer
+/// enters that segment before it jumps over them, so the jump to the
+/// segment's end syncs it (through the description they went through)
+/// and they survive a power cut.
+#[test]
+fn a_next_segment_written_ahead_whole_is_synced_when_written_reaches_it() {
+    let rig = rig_before_segment_2();
+    let (ring, writer) = (&rig.ring, &rig.writer);
+    let page = |i: u64| page_of(&rig, i);
+    let seg = rig.files.segment_size();
+    let opener = OpensAhead::new(&rig.files);
+    assert_eq!(flush_through(&rig, &opener, page(1)), page(1));
+    rig.files.create_zeroed(2).unwrap();
+    let file = writer
+        .open_for_ahead(&opener, 2)
+        .expect("segment 2 is ready");
+    let whole = vec![0xCD; seg.bytes() as usize];
+    let parts = [&whole[..]];
+    writer
+        .write_ahead(
+            ring,
+            &opener,
+            file.as_ref(),
+            &ThroughPages::new(page(4), &parts),
+        )
+        .unwrap();
+    let before = writer.stats().syncs;
+    let segment_3 = seg.segment_start(3);
+    assert_eq!(
+        flush_through(&rig, &opener, page(4)),
+        segment_3,
+        "jumped to segment 2's end"
+    );
+    assert_eq!(*lock(&opener.entered), [(1, false), (2, true)]);
+    assert_eq!(
+        writer.stats().syncs - before,
+        2,
+        "segments 1 and 2 finished, each synced once"
+    );
+    rig.sim.power_cut();
+    rig.sim.restart();
+    let durable = rig.sim.contents(&rig.files.path(2)).expect("segment 2");
+    assert!(durable == whole, "segment 2 durable as written ahead");
 }

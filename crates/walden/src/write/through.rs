@@ -17,7 +17,7 @@
 use super::whole_pages::last_page;
 use std::sync::Arc;
 
-use super::{lock, Caller, SegmentOpener, Source, WriteError, Writer};
+use super::{lock, Caller, OpenSegment, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, PAGE_SIZE};
 use crate::segment::{AlignedPage, StorageFile, IOV_CHUNK};
@@ -134,13 +134,44 @@ impl Writer {
 }
 
 impl Writer {
-    /// The segment open for writing, if it is `segno`: where
-    /// [`Writer::write_ahead`] may write pages of that segment.
-    pub(crate) fn open_for_ahead(&self, segno: u64) -> Option<Arc<dyn StorageFile>> {
-        match &*lock(&self.open_for_ahead) {
-            Some((open, file)) if *open == segno => Some(file.clone()),
-            _ => None,
+    /// The description through which [`Writer::write_ahead`] may write
+    /// pages of segment `segno`: the segment open for writing's, or, if
+    /// `segno` is the one after it, that segment's, opened now if
+    /// `segments` has it ready ([`SegmentOpener::open_if_ready`]: nothing
+    /// created or waited for) and kept for the writer to enter it with
+    /// (`Writer::enter_segment`). `None` for any other segment, while the
+    /// writer is between two segments, or where the next is not ready or
+    /// fails to open (the writer meets that failure when it enters it).
+    /// With many insertions in flight, records run a few segments ahead of
+    /// `written`; without the next segment they would wait for the
+    /// insertions below them instead (docs/io.md).
+    pub(crate) fn open_for_ahead(
+        &self,
+        segments: &dyn SegmentOpener,
+        segno: u64,
+    ) -> Option<Arc<dyn StorageFile>> {
+        let mut files = lock(&self.open_for_ahead);
+        let open = files.open.as_ref()?;
+        if open.0 == segno {
+            return Some(open.1.clone());
         }
+        if open.0 + 1 != segno {
+            return None;
+        }
+        if files.next.is_none() {
+            let opts = self.segment_options();
+            let file: Arc<dyn StorageFile> = Arc::from(segments.open_if_ready(segno, &opts).ok()??);
+            let twin = self.twin(segments, segno, &opts, &file).ok()?;
+            files.next = Some(OpenSegment {
+                segno,
+                files: [file, twin],
+            });
+        }
+        files
+            .next
+            .as_ref()
+            .filter(|next| next.segno == segno)
+            .map(|next| next.files[0].clone())
     }
 
     /// Writes `pages` and their tail, if any, to `file`, the description
