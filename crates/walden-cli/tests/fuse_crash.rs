@@ -310,10 +310,7 @@ impl Mounted {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let tmp = tempfile::tempdir().unwrap();
-        let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
-        fs::create_dir(&mnt).unwrap();
-        fs::create_dir(&store).unwrap();
-        let crashfs = CrashFs::mount(&mnt, &store).unwrap();
+        let crashfs = CrashFs::mount_in(tmp.path()).unwrap();
         Some(Mounted {
             crashfs,
             tmp,

@@ -49,10 +49,8 @@ fn crash_until_refused(
     spawning: bool,
 ) -> Result<Option<(u32, CrashFsError)>, Box<dyn Error>> {
     let tmp = tempfile::tempdir()?;
-    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
-    fs::create_dir(&mnt)?;
-    fs::create_dir(&store)?;
-    let mut crashfs = CrashFs::mount(&mnt, &store)?;
+    let mut crashfs = CrashFs::mount_in(tmp.path())?;
+    let mnt = crashfs.path().to_path_buf();
     let stop = AtomicBool::new(false);
     let refused = std::thread::scope(|s| {
         if spawning {

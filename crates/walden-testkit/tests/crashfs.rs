@@ -18,10 +18,7 @@ fn mounted() -> Option<(tempfile::TempDir, CrashFs)> {
         return None;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let (mnt, store) = (tmp.path().join("mnt"), tmp.path().join("store"));
-    fs::create_dir(&mnt).unwrap();
-    fs::create_dir(&store).unwrap();
-    let fs = CrashFs::mount(&mnt, &store).unwrap();
+    let fs = CrashFs::mount_in(tmp.path()).unwrap();
     Some((tmp, fs))
 }
 

@@ -96,6 +96,15 @@ pub enum CrashFsError {
         /// Why it could not be opened.
         source: std::io::Error,
     },
+    /// A directory for the mount point or the store could not be made
+    /// ([`CrashFs::mount_in`]).
+    #[error("could not create {path} for the crash-simulating file system: {source}")]
+    Prepare {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Mounting failed.
     #[error("could not mount the crash-simulating file system on {path}: {source}")]
     Mount {
@@ -228,6 +237,20 @@ pub struct CrashFs {
 }
 
 impl CrashFs {
+    /// Mounts an empty file system on `dir/mnt`, keeping durable file
+    /// contents in `dir/store`: both made here, so `dir` (an existing
+    /// directory, a test's temporary one) must hold neither.
+    pub fn mount_in(dir: &Path) -> Result<CrashFs, CrashFsError> {
+        let (mnt, store) = (dir.join("mnt"), dir.join("store"));
+        for path in [&mnt, &store] {
+            std::fs::create_dir(path).map_err(|source| CrashFsError::Prepare {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        CrashFs::mount(&mnt, &store)
+    }
+
     /// Mounts an empty file system on `mountpoint` (an existing empty
     /// directory), keeping durable file contents in `store` (an existing
     /// empty directory, not under the mount).
