@@ -54,6 +54,11 @@ pub struct WriterRig {
 }
 
 impl WriterRig {
+    /// The LSN of the rig's page `i`, counted from its start.
+    pub fn page(&self, i: u64) -> Lsn {
+        Lsn(self.start.0 + i * PAGE_SIZE)
+    }
+
     /// A ring of `pages` pages holding the pages from `start_page` pages
     /// into segment 1 on, and a writer with `method`, with direct I/O if
     /// `direct`, with overlapped syncs (the default).

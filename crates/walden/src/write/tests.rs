@@ -30,7 +30,7 @@ fn a_run_across_the_rings_wrap_is_one_write_in_lsn_order() {
     let file = rig.files.open_for_write(1, FileSyncMode::None).unwrap();
     let seg = rig.files.segment_size();
     for i in 0..pages {
-        let page = Lsn(start.0 + i * PAGE_SIZE);
+        let page = rig.page(i);
         let mut addr = [0u8; 8];
         file.read_exact_at(&mut addr, seg.offset(page) + 8).unwrap();
         assert_eq!(Lsn(u64::from_le_bytes(addr)), page, "page {i}");
@@ -161,7 +161,7 @@ fn writes_whole_pages_and_rewrites_a_partial_one(direct: bool) {
         "direct {direct}"
     );
     for i in 0..2 {
-        let page = Lsn(start.0 + i * PAGE_SIZE);
+        let page = rig.page(i);
         // SAFETY: as above.
         let in_ring = unsafe { ring.range(page, Lsn(page.0 + PAGE_SIZE)) };
         assert_eq!(read_page(page), in_ring, "page {i} is written whole");
@@ -185,7 +185,7 @@ fn the_background_writer_gets_the_write_lock_ahead_of_an_eviction_storm() {
     let rig = WriterRig::new(pages, 0, SyncMethod::Fdatasync, false).unwrap();
     let (writer, start) = (&rig.writer, rig.start);
     let end = Lsn(start.0 + pages * PAGE_SIZE);
-    let page = |n: u64| Lsn(start.0 + n * PAGE_SIZE);
+    let page = |n: u64| rig.page(n);
     let write = |to: Lsn, caller| writer.write(&rig.ring, &rig.files, to, caller, || to);
     let held = writer.lock_for(Caller::Eviction);
     std::thread::scope(|s| {
@@ -223,7 +223,7 @@ fn the_background_writer_gets_the_write_lock_ahead_of_an_eviction_storm() {
 #[test]
 fn bytes_are_counted_by_caller() {
     let rig = WriterRig::new(8, 0, SyncMethod::Fdatasync, false).unwrap();
-    let page = |n: u64| Lsn(rig.start.0 + n * PAGE_SIZE);
+    let page = |n: u64| rig.page(n);
     let write = |to: Lsn, caller| rig.writer.write(&rig.ring, &rig.files, to, caller, || to);
     write(page(1), Caller::Eviction).unwrap();
     write(page(3), Caller::Flush).unwrap();
@@ -249,8 +249,8 @@ fn bytes_are_counted_by_caller() {
 #[test]
 fn pages_written_ahead_are_jumped_over_never_written_again() {
     let rig = WriterRig::new(8, 0, SyncMethod::Fdatasync, false).unwrap();
-    let (ring, writer, start) = (&rig.ring, &rig.writer, rig.start);
-    let page = |i: u64| Lsn(start.0 + i * PAGE_SIZE);
+    let (ring, writer) = (&rig.ring, &rig.writer);
+    let page = |i: u64| rig.page(i);
     let flush = |to: Lsn| writer.write(ring, &rig.files, to, Caller::Flush, || to);
     assert!(
         writer.open_for_ahead(&rig.files, 1).is_none(),
@@ -331,11 +331,6 @@ fn rig_before_segment_2() -> WriterRig {
     WriterRig::new(8, 124, SyncMethod::Fdatasync, false).unwrap()
 }
 
-/// The rig's page `i`, counted from its start.
-fn page_of(rig: &WriterRig, i: u64) -> Lsn {
-    Lsn(rig.start.0 + i * PAGE_SIZE)
-}
-
 /// A flush to `to` through `opener`; returns the durable point.
 fn flush_through(rig: &WriterRig, opener: &OpensAhead, to: Lsn) -> Lsn {
     rig.writer
@@ -382,7 +377,7 @@ impl SegmentOpener for OpensAhead<'_> {
 fn the_next_segment_is_opened_ahead_and_entered_with_that_description() {
     let rig = rig_before_segment_2();
     let (ring, writer) = (&rig.ring, &rig.writer);
-    let page = |i: u64| page_of(&rig, i);
+    let page = |i: u64| rig.page(i);
     let seg = rig.files.segment_size();
     assert_eq!(seg.segno(page(4)), 2);
     let opener = OpensAhead::new(&rig.files);
@@ -447,7 +442,7 @@ fn the_next_segment_is_opened_ahead_and_entered_with_that_description() {
 fn a_next_segment_written_ahead_whole_is_synced_when_written_reaches_it() {
     let rig = rig_before_segment_2();
     let (ring, writer) = (&rig.ring, &rig.writer);
-    let page = |i: u64| page_of(&rig, i);
+    let page = |i: u64| rig.page(i);
     let seg = rig.files.segment_size();
     let opener = OpensAhead::new(&rig.files);
     assert_eq!(flush_through(&rig, &opener, page(1)), page(1));
