@@ -157,11 +157,13 @@ impl Knob for BuffersArg {
 }
 
 /// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`,
-/// `--concurrent-syncs` and `--stream-after`: how each log's new segment
+/// `--concurrent-syncs`, `--stream-after`, `--writeback-every`,
+/// `--write-through-from` and `--crc-helper`: how each log's new segment
 /// files are prepared, how many are kept ready ahead, whether the writer
 /// writes them with direct I/O, whether the next flush leader writes (and
-/// syncs) while a sync is in flight, and whether large records stream to
-/// the file while they are copied.
+/// syncs) while a sync is in flight, whether large records stream to
+/// the file while they are copied, whether write-back starts as a write
+/// goes, and how large records are written.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -199,6 +201,12 @@ pub struct SegmentArgs {
     /// pages, e.g. 128KB (0: off) [default: the library's, off].
     #[arg(long, value_parser = parse_size_arg)]
     pub stream_after: Option<u64>,
+    /// Write-back started as a write goes: with fsync or fdatasync and
+    /// without --direct-io, each write is cut every this many bytes and the
+    /// write-back of each cut started before the next, e.g. 128KB (0: off;
+    /// a multiple of 8 KiB) [default: the library's, 256 KiB].
+    #[arg(long, value_parser = parse_size_arg)]
+    pub writeback_every: Option<u64>,
     /// Write-through of large records: a record of at least this many
     /// bytes has its whole pages written straight from the caller's bytes
     /// to the file, e.g. 256KB (0: off; not with --direct-io, open_datasync
@@ -223,6 +231,7 @@ impl Knob for SegmentArgs {
         set(&mut config.overlap_syncs_from, self.overlap_syncs_from);
         set(&mut config.concurrent_syncs, self.concurrent_syncs);
         set(&mut config.stream_after, self.stream_after);
+        set(&mut config.writeback_every, self.writeback_every);
         set(&mut config.write_through_from, self.write_through_from);
         set(&mut config.crc_helper, self.crc_helper);
     }
@@ -317,6 +326,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "overlap_syncs_from": config.overlap_syncs_from,
         "concurrent_syncs": config.concurrent_syncs,
         "stream_after": config.stream_after,
+        "writeback_every": config.writeback_every,
         "write_through_from": config.write_through_from,
         "crc_helper": config.crc_helper,
     });
@@ -350,7 +360,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 17] = [
+        let cases: [(&[&str], Check); 18] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -382,6 +392,9 @@ mod tests {
             (&["--concurrent-syncs", "true"], |c| c.concurrent_syncs),
             (&["--stream-after", "128KB"], |c| {
                 c.stream_after == 128 << 10
+            }),
+            (&["--writeback-every", "128KB"], |c| {
+                c.writeback_every == 128 << 10
             }),
             (&["--write-through-from", "0"], |c| {
                 c.write_through_from == 0

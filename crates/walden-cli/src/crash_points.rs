@@ -265,4 +265,10 @@ impl StorageFile for CrashPointFile {
         self.points.pass(Call::Fallocate);
         self.file.allocate(len)
     }
+
+    /// Not a crash point: the hint changes nothing the disk promises (a
+    /// kill before it is a kill before the next write or sync).
+    fn start_writeback(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.file.start_writeback(offset, len)
+    }
 }

@@ -102,6 +102,12 @@ pub struct WriteArgs {
     /// open_sync.
     #[arg(long, default_value = "256KB")]
     pub write_through_from: String,
+    /// Write-back started as a write goes: with fsync or fdatasync and
+    /// without --direct-io, each write is cut every this many bytes (with
+    /// KB/MB suffix; a multiple of 8 KiB; 0: off) and the write-back of each
+    /// cut started (sync_file_range) before the next is written.
+    #[arg(long, default_value = "256KB")]
+    pub writeback_every: String,
     /// Overlapped syncs: a flush round that writes at least this many
     /// bytes (with --concurrent-syncs true: makes that many durable; with
     /// KB/MB suffix; 0: every round) hands the lead on before its sync, so
@@ -185,6 +191,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         segments_ahead: args.segments_ahead,
         direct_io: args.direct_io,
         write_through_from: walden_bench::units::parse_size(&args.write_through_from)?,
+        writeback_every: walden_bench::units::parse_size(&args.writeback_every)?,
         overlap_syncs_from: walden_bench::units::parse_size(&args.overlap_syncs_from)?,
         concurrent_syncs: args.concurrent_syncs,
         crc_helper: args.crc_helper,

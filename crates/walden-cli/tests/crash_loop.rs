@@ -8,8 +8,10 @@
 //! cover a page (`--write-through-from`), and with the default syncs, with
 //! every round's sync overlapped and two syncs in flight at once (often,
 //! with 8 committers), and with every round's sync overlapped one at a time
-//! (`--overlap-syncs-from`, `--concurrent-syncs`), and without and with
-//! the CRC beside the write (`--crc-helper`), so one log mixes them all.
+//! (`--overlap-syncs-from`, `--concurrent-syncs`), without and with
+//! the CRC beside the write (`--crc-helper`), and with writes as they come
+//! and cut at every page with their write-back started
+//! (`--writeback-every`), so one log mixes them all.
 //!
 //! `WALDEN_CRASH_KILLS` sets the number of kills (default 50);
 //! `WALDEN_CRASH_LONG=1` is the long mode, 500 kills (docs/reliability.md);
@@ -46,6 +48,11 @@ const SYNCS: [&[&str]; 3] = [
     &["--overlap-syncs-from", "0", "--concurrent-syncs", "true"],
     &["--overlap-syncs-from", "0"],
 ];
+
+/// Writes cut as by default (every 256 KiB: these records' writes are
+/// seldom that long), and cut at every page, with the write-back of each
+/// cut started (`--writeback-every`).
+const WRITEBACK_EVERY: [&str; 2] = ["256KB", "8KB"];
 
 /// Without and with the CRC beside the write (`--crc-helper`; it acts on
 /// the records written through, with 8 committers when fewer insertions
@@ -118,6 +125,11 @@ fn sigkill_loop_loses_no_acknowledged_record() {
             .args([
                 "--crc-helper",
                 CRC_HELPER[kill as usize / 3 % CRC_HELPER.len()],
+            ])
+            // kill / 5: not in step with the helper nor the syncs.
+            .args([
+                "--writeback-every",
+                WRITEBACK_EVERY[kill as usize / 5 % WRITEBACK_EVERY.len()],
             ])
             .arg("--acked")
             .arg(&acked)

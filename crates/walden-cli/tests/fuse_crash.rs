@@ -15,8 +15,9 @@
 //! going round the I/O modes (fdatasync, open_datasync, fsync, and direct
 //! I/O with fdatasync and with open_datasync) and, independently, the crash
 //! policies, with a random way of preparing segments, number of segments
-//! kept ready ahead (0 to 2) and choice of small records or records up to
-//! 20 KB written through (`--write-through-from 8KB`) per run.
+//! kept ready ahead (0 to 2), choice of small records or records up to
+//! 20 KB written through (`--write-through-from 8KB`) and choice of writes
+//! as they come or cut at every page (`--writeback-every 8KB`) per run.
 //!
 //! `WALDEN_FUSE_CYCLES` sets the crashes per format (default 70, 210 in
 //! all; every I/O mode meets every crash policy in 15); `WALDEN_CRASH_LONG=1`
@@ -148,12 +149,16 @@ fn start_writer(
     } else {
         ("0-20KB", "8KB")
     };
+    // Writes as they come, or cut at every page with the write-back of each
+    // cut started (`--writeback-every`; not with direct I/O or O_DSYNC).
+    let writeback_every = if rng.coin() { "0" } else { "8KB" };
     walden()
         .arg("write")
         .arg(dir)
         .args(["--records", "100000000", "--threads", "4"])
         .args(["--flush-every", flush_every, "--size", size])
         .args(["--write-through-from", through])
+        .args(["--writeback-every", writeback_every])
         .args(["--buffers", "256KB", "--segment-prep", prep])
         .args(["--segments-ahead", &ahead])
         .args(["--segment-size", &SEGMENT_BYTES.to_string()])

@@ -5,8 +5,10 @@
 //! `fsync` of a file or directory, `rename`, `unlink`, `ftruncate`,
 //! `fallocate`), for every N the run makes, once per way of preparing
 //! segments (`--segment-prep`), once with direct I/O, once with the
-//! background writer at work and once with write-through and the CRC
-//! beside the write (`--crc-helper`). After each kill: `walden verify --acked` finds
+//! background writer at work and once with write-through, the CRC
+//! beside the write (`--crc-helper`) and writes cut at every page
+//! (`--writeback-every`; the hint after each cut is no crash point: it
+//! changes nothing the disk promises). After each kill: `walden verify --acked` finds
 //! every acknowledged record; a second run recovers the log and appends to
 //! it; `walden verify` again finds every acknowledged record of both runs.
 //!
@@ -78,6 +80,8 @@ struct Plan {
     write_through_from: &'static str,
     /// `--crc-helper`.
     crc_helper: bool,
+    /// `--writeback-every`.
+    writeback_every: &'static str,
     /// Records of the first run, over the default.
     records_factor: u32,
 }
@@ -92,6 +96,7 @@ const PLAN: Plan = Plan {
     concurrent_syncs: false,
     write_through_from: "256KB",
     crc_helper: false,
+    writeback_every: "256KB",
     records_factor: 1,
 };
 
@@ -125,6 +130,7 @@ fn write_args(
         ("--concurrent-syncs", plan.concurrent_syncs.to_string()),
         ("--write-through-from", plan.write_through_from.into()),
         ("--crc-helper", plan.crc_helper.to_string()),
+        ("--writeback-every", plan.writeback_every.into()),
         ("--crash-at-io", crash_at.to_string()),
     ] {
         args.push(k.into());
@@ -297,14 +303,16 @@ fn a_crash_at_every_call_with_direct_io_loses_no_acknowledged_record() {
 /// Write-through with the CRC beside the write: a record of 8 kB or more
 /// has the pages it covers whole written straight from its payload
 /// (`pwritev`), and those after its first page, while the helper computes
-/// its CRC, by the inserting thread ahead of the written point; the
-/// counting run must have written ahead.
+/// its CRC, by the inserting thread ahead of the written point, cut at
+/// every page (a crash point between the cuts); the counting run must have
+/// written ahead.
 #[test]
 fn a_crash_at_every_call_with_the_crc_beside_the_write_loses_no_acknowledged_record() {
     let plan = Plan {
-        name: "write-through, crc helper",
+        name: "write-through, crc helper, cut writes",
         write_through_from: "8KB",
         crc_helper: true,
+        writeback_every: "8KB",
         ..PLAN
     };
     sweep(

@@ -218,6 +218,22 @@ pub struct Config {
     /// commits large records and cores are idle; docs/io.md ("Streaming
     /// large records").
     pub stream_after: u64,
+    /// Write-back started as a write goes: with [`SyncMethod::Fsync`] or
+    /// [`SyncMethod::Fdatasync`] and without direct I/O, every write of the
+    /// log (a flush's or an eviction's run of the ring, a large record's
+    /// pages written through or ahead) is cut into writes of this many
+    /// bytes, and each but the last is followed by a hint that starts its
+    /// write-back (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`; `PostgreSQL`'s
+    /// `pg_flush_data` for data files), so the device takes the first bytes
+    /// while the kernel still copies the next ones into the page cache, and
+    /// the sync that follows finds most of them on their way. A hint makes
+    /// nothing durable: only the sync does. 0: off; otherwise a multiple
+    /// of 8192. Default 256 KiB: on the project's 2-vCPU machine, durable
+    /// 1 MiB messages ran 8 % faster at one thread, 12 % at two and 15 %
+    /// at 64 than without it; writes shorter than this are not cut, so
+    /// small commits are not touched. docs/io.md ("Write-back started as a
+    /// write goes").
+    pub writeback_every: u64,
     /// Write-through of large records: a record of at least this many
     /// bytes has the pages it covers whole (from their header to their
     /// end) written by its inserter straight from the caller's bytes to
@@ -365,6 +381,7 @@ impl Default for Config {
             overlap_syncs_from: 64 << 10,
             concurrent_syncs: false,
             stream_after: 0,
+            writeback_every: 256 << 10,
             write_through_from: 256 << 10,
             crc_helper: false,
             bench_unreadable_ceiling: false,
@@ -415,6 +432,9 @@ pub enum ConfigError {
     /// `stream_after` is neither 0 nor at least one page.
     #[error("stream_after = {0}: must be 0 (off) or at least 8192")]
     StreamAfter(u64),
+    /// `writeback_every` is neither 0 nor a multiple of the page size.
+    #[error("writeback_every = {0}: must be 0 (off) or a multiple of 8192")]
+    WritebackEvery(u64),
     /// `write_through_from` is neither 0 nor at least one page.
     #[error("write_through_from = {0}: must be 0 (off) or at least 8192")]
     WriteThroughFrom(u64),
@@ -564,6 +584,9 @@ impl Config {
         }
         if self.stream_after != 0 && self.stream_after < PAGE_SIZE {
             return Err(ConfigError::StreamAfter(self.stream_after));
+        }
+        if !self.writeback_every.is_multiple_of(PAGE_SIZE) {
+            return Err(ConfigError::WritebackEvery(self.writeback_every));
         }
         if self.write_through_from != 0 && self.write_through_from < PAGE_SIZE {
             return Err(ConfigError::WriteThroughFrom(self.write_through_from));
@@ -761,7 +784,7 @@ mod tests {
     }
 
     #[test]
-    fn streaming_and_write_through_are_off_or_at_least_a_page() {
+    fn streaming_write_back_and_write_through_are_off_or_whole_pages() {
         let with = |f: fn(&mut Config, u64), n| {
             let mut c = Config::default();
             f(&mut c, n);
@@ -778,6 +801,13 @@ mod tests {
             Err(ConfigError::StreamAfter(PAGE_SIZE - 1))
         );
         assert_eq!(with(through, 1), Err(ConfigError::WriteThroughFrom(1)));
+        let writeback = |c: &mut Config, n| c.writeback_every = n;
+        for n in [0, PAGE_SIZE, 32 * PAGE_SIZE] {
+            assert_eq!(with(writeback, n), Ok(()));
+        }
+        for n in [1, PAGE_SIZE / 2, PAGE_SIZE + 4096] {
+            assert_eq!(with(writeback, n), Err(ConfigError::WritebackEvery(n)));
+        }
         assert_eq!(
             ConfigError::WriteThroughFrom(1).to_string(),
             "write_through_from = 1: must be 0 (off) or at least 8192"

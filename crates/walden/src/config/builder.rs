@@ -72,6 +72,7 @@ setters! {
     overlap_syncs_from: u64,
     concurrent_syncs: bool,
     stream_after: u64,
+    writeback_every: u64,
     write_through_from: u64,
     crc_helper: bool,
     stuck_wait_timeout: Option<Duration>,
@@ -165,6 +166,7 @@ mod tests {
             overlap_syncs_from: 1 << 20,
             concurrent_syncs: true,
             stream_after: 256 << 10,
+            writeback_every: 0,
             write_through_from: 512 << 10,
             crc_helper: true,
             stuck_wait_timeout: None,
@@ -205,6 +207,7 @@ mod tests {
             overlap_syncs_from,
             concurrent_syncs,
             stream_after,
+            writeback_every,
             write_through_from,
             crc_helper,
             stuck_wait_timeout,
@@ -244,6 +247,7 @@ mod tests {
             .overlap_syncs_from(overlap_syncs_from)
             .concurrent_syncs(concurrent_syncs)
             .stream_after(stream_after)
+            .writeback_every(writeback_every)
             .write_through_from(write_through_from)
             .crc_helper(crc_helper)
             .stuck_wait_timeout(stuck_wait_timeout)

@@ -22,6 +22,7 @@ pub mod slots;
 mod tests;
 
 pub use batch::BatchSpans;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -216,7 +217,8 @@ impl InsertPath {
                 config.write_lock_handoff,
                 config.overlap_syncs.then_some(config.overlap_syncs_from),
                 config.concurrent_syncs,
-            ),
+            )
+            .cutting_writes_every(NonZeroU64::new(config.writeback_every)),
             supply,
             evictions: AtomicU64::new(0),
             pages_initialised_ahead: AtomicU64::new(0),

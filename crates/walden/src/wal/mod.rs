@@ -15,6 +15,8 @@ mod recovery_mode;
 mod retention;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod stream_tests;
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod writeback_tests;
 
 pub use async_flush::FlushFuture;
 pub use open::{preview_recovery, RecoveryReport};

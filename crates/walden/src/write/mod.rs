@@ -49,6 +49,7 @@
 //! publishes one.
 
 pub(crate) mod background;
+mod chunked;
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod overlap_tests;
 #[cfg(test)]
@@ -74,6 +75,7 @@ pub(crate) use through::ThroughPages;
 use whole_pages::write_whole_pages;
 pub use write_lock::Caller;
 
+use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -294,6 +296,11 @@ pub struct Writer {
     /// Overlapped syncs: a leader whose round wrote at least this many
     /// bytes ends its lead before its sync; `None`: never.
     overlap_from: Option<u64>,
+    /// Writes cut every this many bytes, each cut's write-back started
+    /// before the next is written ([`crate::Config::writeback_every`]);
+    /// `None`: never (always without a sync after writing, or with direct
+    /// I/O).
+    writeback_every: Option<NonZeroU64>,
     seg: SegmentSize,
     /// Writes, syncs and group flushes as `metrics` series of this log.
     metrics: LogMetrics,
@@ -346,9 +353,20 @@ impl Writer {
             method,
             direct,
             overlap_from,
+            writeback_every: None,
             seg,
             metrics: LogMetrics::default(),
         }
+    }
+
+    /// Cuts the writes every `every` bytes and starts each cut's
+    /// write-back before the next is written
+    /// ([`crate::Config::writeback_every`]), where the method syncs after
+    /// writing and the segments go through the page cache; elsewhere, or
+    /// with `None`, writes as they come.
+    pub(crate) fn cutting_writes_every(mut self, every: Option<NonZeroU64>) -> Self {
+        self.writeback_every = every.filter(|_| self.method.syncs() && !self.direct);
+        self
     }
 
     /// Reports writes, syncs and group flushes as `metrics` series of the
@@ -756,6 +774,7 @@ impl Writer {
                         pages,
                         tail,
                         offset,
+                        self.writeback_every,
                     )
                 }
                 Source::Ring(ring) | Source::Through(ring, _) => {
@@ -765,19 +784,15 @@ impl Writer {
                         write_whole_pages(
                             open.files[0].as_ref(),
                             ring,
-                            from,
-                            end,
+                            (from, end),
                             offset,
                             tail_page,
+                            self.writeback_every,
                         )
                     }
                 }
             };
-            let bytes = written.map_err(|source| WriteError::Write {
-                segno,
-                offset,
-                source,
-            })?;
+            let bytes = written.map_err(|e| e.in_segment(segno, offset))?;
             st.stats.count_write(bytes, caller);
             self.metrics.write(bytes);
             if self.method.sync_on_write() {

@@ -12,15 +12,17 @@
 //! ring's pages of that segment below them, the pages and, where the
 //! inserter copied the record's last bytes into the ring's next page
 //! first, that page (one `pwritev` for a 1 MiB record: up to
-//! [`IOV_CHUNK`] parts a call).
+//! [`IOV_CHUNK`](crate::segment::IOV_CHUNK) parts a call).
 
-use super::whole_pages::last_page;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 
+use super::chunked::{write_parts, PartsError};
+use super::whole_pages::last_page;
 use super::{lock, Caller, OpenSegment, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, PAGE_SIZE};
-use crate::segment::{AlignedPage, StorageFile, IOV_CHUNK};
+use crate::segment::{AlignedPage, StorageFile};
 
 /// The bytes of the whole pages `[from, from + len)`, back to back in
 /// `parts`, within one segment; and, where the record's inserter copied
@@ -205,14 +207,11 @@ impl Writer {
         // insertion finishes, after this returns.
         let tail = unsafe { pages.tail(ring, &mut tail_page) };
         let bytes =
-            write_ring_then_pages(file, [&[], &[]], pages, tail, offset).map_err(|source| {
-                self.poison();
-                WriteError::Write {
-                    segno: self.seg.segno(pages.from()),
-                    offset,
-                    source,
-                }
-            })?;
+            write_ring_then_pages(file, [&[], &[]], pages, tail, offset, self.writeback_every)
+                .map_err(|e| {
+                    self.poison();
+                    e.in_segment(self.seg.segno(pages.from()), offset)
+                })?;
         self.under_write_lock(caller, |st| {
             st.stats.count_write(bytes, caller);
             st.stats.writes_ahead += 1;
@@ -226,46 +225,31 @@ impl Writer {
 
 /// Writes `ring` (the ring's whole pages below `pages`, in up to two parts
 /// across its wrap, either or both empty), `pages` and `tail` (the ring's
-/// page after them, or empty) to `file` at `offset`, in vectored writes of
-/// at most [`IOV_CHUNK`] parts: one `pwritev` for a 1 MiB record (its 128
-/// pages are 256 parts or a few more). The parts are gathered on the
-/// stack: the insert path allocates nothing per record. Returns the bytes
-/// written.
+/// page after them, or empty) to `file` at `offset` ([`write_parts`]: in
+/// vectored writes of at most [`IOV_CHUNK`](crate::segment::IOV_CHUNK) parts, one `pwritev` for a
+/// 1 MiB record, whose 128 pages are 256 parts or a few more; cut every
+/// `every` bytes with a write-back hint after each cut). The parts are
+/// gathered on the stack: the insert path allocates nothing per record.
+/// Returns the bytes written.
 pub(super) fn write_ring_then_pages(
     file: &dyn StorageFile,
     ring: [&[u8]; 2],
     pages: &ThroughPages,
     tail: &[u8],
     offset: u64,
-) -> std::io::Result<u64> {
-    let mut batch: [&[u8]; IOV_CHUNK] = [&[]; IOV_CHUNK];
-    let (mut n, mut at) = (0, offset);
-    let mut write = |batch: &[&[u8]]| {
-        file.write_all_vectored_at(batch, at)?;
-        at += batch.iter().map(|part| part.len() as u64).sum::<u64>();
-        Ok::<_, std::io::Error>(())
-    };
+    every: Option<NonZeroU64>,
+) -> Result<u64, PartsError> {
     let parts = ring
         .into_iter()
         .chain(pages.parts().iter().copied())
-        .chain([tail])
-        .filter(|part| !part.is_empty());
-    for part in parts {
-        if n == IOV_CHUNK {
-            write(&batch)?;
-            n = 0;
-        }
-        batch[n] = part;
-        n += 1;
-    }
-    write(&batch[..n])?;
-    Ok(at - offset)
+        .chain([tail]);
+    write_parts(file, parts, offset, every)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::{FsStorage, OpenOptions, Storage};
+    use crate::segment::{FsStorage, OpenOptions, Storage, IOV_CHUNK};
 
     /// The ring's parts (none, one or two), then pages of fewer or more
     /// parts than one `pwritev` takes (so that the parts are split between
@@ -296,7 +280,7 @@ mod tests {
                     &[0xC3; 8192][..]
                 };
                 let written =
-                    write_ring_then_pages(file.as_ref(), ring, &pages, tail, 8192).unwrap();
+                    write_ring_then_pages(file.as_ref(), ring, &pages, tail, 8192, None).unwrap();
                 let want = [ring[0], ring[1], &parts.concat(), tail].concat();
                 assert_eq!(
                     written,

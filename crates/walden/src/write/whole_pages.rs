@@ -5,6 +5,9 @@
 //! never reads a block a write covers only in part. docs/io.md describes
 //! them ("What is written").
 
+use std::num::NonZeroU64;
+
+use super::chunked::{write_parts, PartsError};
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, PAGE_SIZE};
 use crate::segment::{AlignedPage, StorageFile};
@@ -13,7 +16,9 @@ use crate::segment::{AlignedPage, StorageFile};
 /// page boundary) to `file` at `offset` as whole pages: the
 /// pages wholly below `end` straight from the ring, in one vectored write
 /// with the last page if `end` falls inside it, copied into `tail_page` up
-/// to `end` and the rest of it zeroed ([`last_page`]). Returns the bytes written.
+/// to `end` and the rest of it zeroed ([`last_page`]), cut every `every`
+/// bytes with a write-back hint after each cut ([`write_parts`]). Returns
+/// the bytes written.
 ///
 /// # Safety
 /// Every insertion below `end` has finished, and the ring's slots hold the
@@ -21,11 +26,11 @@ use crate::segment::{AlignedPage, StorageFile};
 pub(super) unsafe fn write_whole_pages(
     file: &dyn StorageFile,
     ring: &BufferRing,
-    from: Lsn,
-    end: Lsn,
+    (from, end): (Lsn, Lsn),
     offset: u64,
     tail_page: &mut AlignedPage,
-) -> std::io::Result<u64> {
+    every: Option<NonZeroU64>,
+) -> Result<u64, PartsError> {
     debug_assert_eq!(from.page_offset(), 0);
     let whole_end = end.page_start().max(from);
     // SAFETY: the caller's contract; at most the ring's size.
@@ -36,15 +41,8 @@ pub(super) unsafe fn write_whole_pages(
     } else {
         &[]
     };
-    // Empty parts left out: each part of a direct write must be aligned.
-    let mut parts: [&[u8]; 3] = [&[]; 3];
-    let mut n = 0;
-    for part in [first, second, tail].into_iter().filter(|p| !p.is_empty()) {
-        parts[n] = part;
-        n += 1;
-    }
-    file.write_all_vectored_at(&parts[..n], offset)?;
-    Ok(parts.iter().map(|p| p.len() as u64).sum())
+    // Empty parts are left out: each part of a direct write must be aligned.
+    write_parts(file, [first, second, tail], offset, every)
 }
 
 /// The page the ring holds at `page`, filled up to `end` (inside it),

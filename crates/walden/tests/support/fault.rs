@@ -52,6 +52,9 @@ pub const STREAM_AFTER: &[u64] = &[8192, 0];
 /// Write-through of large records: every record that covers a page whole
 /// (these logs' records of three pages do), and off.
 pub const WRITE_THROUGH_FROM: &[u64] = &[8192, 0];
+/// Write-back started as a write goes ([`Config::writeback_every`]): a cut
+/// and a hint at every page (these logs' writes are a few pages), and off.
+pub const WRITEBACK_EVERY: &[u64] = &[8192, 0];
 /// The CRC beside the write ([`Config::crc_helper`]), off and on.
 pub const CRC_HELPER: &[bool] = &[false, true];
 /// Slot choices.
@@ -69,10 +72,11 @@ pub const DURABLE_SYNC_METHODS: &[SyncMethod] = &[
 /// Every valid combination of format and strategies (the first is the
 /// default's), with 1 MiB segments, a small ring and fdatasync; the
 /// segment preparation, the segments kept ready ahead, direct I/O,
-/// overlapped and concurrent syncs, streaming, write-through and the CRC
-/// helper go round the combinations (every format meets every
-/// preparation, with and without direct I/O, with and without overlapped
-/// syncs, concurrent syncs, streaming, write-through and the helper).
+/// overlapped and concurrent syncs, streaming, write-through, the CRC
+/// helper and cut writes go round the combinations (every format meets
+/// every preparation, with and without direct I/O, with and without
+/// overlapped syncs, concurrent syncs, streaming, write-through, the helper
+/// and cut writes).
 pub fn strategy_configs() -> Vec<Config> {
     let mut out = Vec::new();
     for &format in FORMATS {
@@ -127,6 +131,11 @@ pub fn strategy_configs() -> Vec<Config> {
                                     // settings of write-through (off, it
                                     // does nothing).
                                     crc_helper: CRC_HELPER[k / 32 % CRC_HELPER.len()],
+                                    // k / 64: turns after the helper, so
+                                    // that cut writes meet both settings of
+                                    // each of the above.
+                                    writeback_every: WRITEBACK_EVERY
+                                        [k / 64 % WRITEBACK_EVERY.len()],
                                     segment_prep: SEGMENT_PREPS[k % SEGMENT_PREPS.len()],
                                     segments_ahead: SEGMENTS_AHEAD
                                         [k / SEGMENT_PREPS.len() % SEGMENTS_AHEAD.len()],
