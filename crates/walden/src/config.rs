@@ -223,7 +223,7 @@ pub struct Config {
     /// log (a flush's or an eviction's run of the ring, a large record's
     /// pages written through or ahead) is cut into writes of this many
     /// bytes, and each but the last is followed by a hint that starts its
-    /// write-back (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`; `PostgreSQL`'s
+    /// write-back (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`; PostgreSQL's
     /// `pg_flush_data` for data files), so the device takes the first bytes
     /// while the kernel still copies the next ones into the page cache, and
     /// the sync that follows finds most of them on their way. A hint makes
