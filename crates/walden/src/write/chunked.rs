@@ -47,7 +47,9 @@ impl PartsError {
 }
 
 /// Writes `parts` back to back to `file` at `offset`, empty parts left
-/// out, in vectored writes of at most [`IOV_CHUNK`] parts. With `every`,
+/// out, in vectored writes of at most `N` parts (at most [`IOV_CHUNK`],
+/// what one call takes; a caller with fewer parts names as many, so that
+/// the batch on the stack, 16 bytes a part, is no larger). With `every`,
 /// the bytes are also cut every `every` bytes (a part split where a cut
 /// falls in it), and each write but the last is followed by
 /// [`StorageFile::start_writeback`] of what it wrote; the last write's
@@ -57,14 +59,20 @@ impl PartsError {
 /// Where the file takes direct I/O, `every` must be a multiple of its
 /// alignment, as every part is (the caller's contract): a cut splits a
 /// part only there.
-pub(super) fn write_parts<'p>(
+pub(super) fn write_parts<'p, const N: usize>(
     file: &dyn StorageFile,
     parts: impl IntoIterator<Item = &'p [u8]>,
     offset: u64,
     every: Option<NonZeroU64>,
 ) -> Result<u64, PartsError> {
+    const {
+        assert!(
+            N > 0 && N <= IOV_CHUNK,
+            "one call takes 1 to IOV_CHUNK parts"
+        )
+    };
     let cut = every.map_or(u64::MAX, NonZeroU64::get);
-    let mut batch: [&[u8]; IOV_CHUNK] = [&[]; IOV_CHUNK];
+    let mut batch: [&[u8]; N] = [&[]; N];
     // The chunk being gathered: `n` parts, `len` bytes, from `start`.
     let (mut n, mut len, mut start) = (0, 0, offset);
     let mut parts = parts.into_iter().filter(|part| !part.is_empty()).peekable();
@@ -84,7 +92,7 @@ pub(super) fn write_parts<'p>(
         n += 1;
         len += now.len() as u64;
         rest = later;
-        let full = n == IOV_CHUNK || len == cut;
+        let full = n == N || len == cut;
         if full && (!rest.is_empty() || parts.peek().is_some()) {
             file.write_all_vectored_at(&batch[..n], start)
                 .map_err(PartsError::Write)?;
@@ -111,10 +119,12 @@ mod tests {
     use std::io;
     use std::sync::Mutex;
 
-    /// A file that records each write's offset and bytes and each hint.
+    /// A file that records each write's offset and bytes, the most parts
+    /// one call took, and each hint.
     #[derive(Debug, Default)]
     struct Recording {
         writes: Mutex<Vec<(u64, Vec<u8>)>>,
+        most_parts: Mutex<usize>,
         hints: Mutex<Vec<(u64, u64)>>,
         fail_hint: bool,
     }
@@ -128,8 +138,10 @@ mod tests {
             Ok(buf.len())
         }
         fn write_all_vectored_at(&self, bufs: &[&[u8]], offset: u64) -> io::Result<()> {
-            assert!(bufs.len() <= IOV_CHUNK, "more parts than one call takes");
             assert!(bufs.iter().all(|b| !b.is_empty()), "an empty part");
+            let mut most = self.most_parts.lock().unwrap();
+            *most = (*most).max(bufs.len());
+            drop(most);
             self.write_at(&bufs.concat(), offset).map(drop)
         }
         fn sync_data(&self) -> io::Result<()> {
@@ -160,50 +172,62 @@ mod tests {
             .collect()
     }
 
-    /// Without a cut: writes of at most `IOV_CHUNK` parts, no hint; with
-    /// one: every write but the last is `every` bytes or ends a full batch
-    /// of parts, each of those is hinted exactly, and the bytes land in
-    /// order at their offsets, counted once.
+    /// Without a cut: writes of at most `N` parts (`IOV_CHUNK`, and the
+    /// three of a ring write), no hint; with one: every write but the last
+    /// is at most `every` bytes, each of those is hinted exactly, and the
+    /// bytes land in order at their offsets, counted once.
     #[test]
     fn writes_are_cut_every_so_many_bytes_and_all_but_the_last_hinted() {
         for count in [1, 7, 2 * IOV_CHUNK] {
-            let parts = parts(count);
-            let want: Vec<u8> = parts.concat();
-            let non_empty = parts.iter().filter(|p| !p.is_empty()).count();
-            for every in [None, NonZeroU64::new(8192), NonZeroU64::new(64 << 10)] {
-                let file = Recording::default();
-                let offset = 3 * 8192;
-                let slices = parts.iter().map(Vec::as_slice);
-                let written = write_parts(&file, slices, offset, every).unwrap();
-                assert_eq!(written, want.len() as u64, "{count} parts, {every:?}");
-                let writes = file.writes.into_inner().unwrap();
-                let hints = file.hints.into_inner().unwrap();
-                let mut at = offset;
-                for (i, (start, bytes)) in writes.iter().enumerate() {
-                    assert_eq!(*start, at, "{count} parts, {every:?}: write {i} in order");
-                    let from = (at - offset) as usize;
-                    assert!(bytes[..] == want[from..from + bytes.len()]);
-                    at += bytes.len() as u64;
-                    let last = i + 1 == writes.len();
-                    match every {
-                        Some(e) if !last => {
-                            assert!(bytes.len() as u64 <= e.get());
-                            assert_eq!(hints[i], (*start, bytes.len() as u64));
-                        }
-                        _ => {}
-                    }
-                }
-                assert_eq!(at - offset, want.len() as u64);
+            cut_and_hinted::<IOV_CHUNK>(count);
+            cut_and_hinted::<3>(count);
+        }
+    }
+
+    /// [`writes_are_cut_every_so_many_bytes_and_all_but_the_last_hinted`]
+    /// for `count` parts in batches of at most `N`.
+    fn cut_and_hinted<const N: usize>(count: usize) {
+        let parts = parts(count);
+        let want: Vec<u8> = parts.concat();
+        let non_empty = parts.iter().filter(|p| !p.is_empty()).count();
+        for every in [None, NonZeroU64::new(8192), NonZeroU64::new(64 << 10)] {
+            let case = format!("{count} parts, batches of {N}, {every:?}");
+            let file = Recording::default();
+            let offset = 3 * 8192;
+            let slices = parts.iter().map(Vec::as_slice);
+            let written = write_parts::<N>(&file, slices, offset, every).unwrap();
+            assert_eq!(written, want.len() as u64, "{case}");
+            assert!(
+                *file.most_parts.lock().unwrap() <= N,
+                "{case}: a batch too large"
+            );
+            let writes = file.writes.into_inner().unwrap();
+            let hints = file.hints.into_inner().unwrap();
+            let mut at = offset;
+            for (i, (start, bytes)) in writes.iter().enumerate() {
+                assert_eq!(*start, at, "{case}: write {i} in order");
+                let from = (at - offset) as usize;
+                assert!(bytes[..] == want[from..from + bytes.len()], "{case}");
+                at += bytes.len() as u64;
+                let last = i + 1 == writes.len();
                 match every {
-                    None => {
-                        assert!(hints.is_empty());
-                        assert_eq!(writes.len(), non_empty.div_ceil(IOV_CHUNK));
+                    Some(e) if !last => {
+                        assert!(bytes.len() as u64 <= e.get(), "{case}");
+                        assert_eq!(hints[i], (*start, bytes.len() as u64), "{case}");
                     }
-                    Some(e) => {
-                        assert_eq!(hints.len(), writes.len() - 1);
-                        let cuts = want.len().div_ceil(e.get() as usize);
-                        assert!(writes.len() >= cuts, "{count} parts, {e}: cut every {e}");
-                    }
+                    _ => {}
+                }
+            }
+            assert_eq!(at - offset, want.len() as u64, "{case}");
+            match every {
+                None => {
+                    assert!(hints.is_empty(), "{case}");
+                    assert_eq!(writes.len(), non_empty.div_ceil(N), "{case}");
+                }
+                Some(e) => {
+                    assert_eq!(hints.len(), writes.len() - 1, "{case}");
+                    let cuts = want.len().div_ceil(e.get() as usize);
+                    assert!(writes.len() >= cuts, "{case}: cut every {e}");
                 }
             }
         }
@@ -218,7 +242,8 @@ mod tests {
             ..Recording::default()
         };
         let part = vec![7; 3 * 8192];
-        let err = write_parts(&file, [&part[..]], 8192, NonZeroU64::new(8192)).unwrap_err();
+        let every = NonZeroU64::new(8192);
+        let err = write_parts::<1>(&file, [&part[..]], 8192, every).unwrap_err();
         assert!(
             matches!(err, PartsError::Writeback { offset: 8192, .. }),
             "{err:?}"

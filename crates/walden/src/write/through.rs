@@ -12,7 +12,7 @@
 //! ring's pages of that segment below them, the pages and, where the
 //! inserter copied the record's last bytes into the ring's next page
 //! first, that page (one `pwritev` for a 1 MiB record: up to
-//! [`IOV_CHUNK`](crate::segment::IOV_CHUNK) parts a call).
+//! [`IOV_CHUNK`] parts a call).
 
 use std::num::NonZeroU64;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use super::whole_pages::last_page;
 use super::{lock, Caller, OpenSegment, SegmentOpener, Source, WriteError, Writer};
 use crate::buffer::BufferRing;
 use crate::lsn::{Lsn, PAGE_SIZE};
-use crate::segment::{AlignedPage, StorageFile};
+use crate::segment::{AlignedPage, StorageFile, IOV_CHUNK};
 
 /// The bytes of the whole pages `[from, from + len)`, back to back in
 /// `parts`, within one segment; and, where the record's inserter copied
@@ -226,7 +226,7 @@ impl Writer {
 /// Writes `ring` (the ring's whole pages below `pages`, in up to two parts
 /// across its wrap, either or both empty), `pages` and `tail` (the ring's
 /// page after them, or empty) to `file` at `offset` ([`write_parts`]: in
-/// vectored writes of at most [`IOV_CHUNK`](crate::segment::IOV_CHUNK) parts, one `pwritev` for a
+/// vectored writes of at most [`IOV_CHUNK`] parts, one `pwritev` for a
 /// 1 MiB record, whose 128 pages are 256 parts or a few more; cut every
 /// `every` bytes with a write-back hint after each cut). The parts are
 /// gathered on the stack: the insert path allocates nothing per record.
@@ -243,13 +243,13 @@ pub(super) fn write_ring_then_pages(
         .into_iter()
         .chain(pages.parts().iter().copied())
         .chain([tail]);
-    write_parts(file, parts, offset, every)
+    write_parts::<IOV_CHUNK>(file, parts, offset, every)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::{FsStorage, OpenOptions, Storage, IOV_CHUNK};
+    use crate::segment::{FsStorage, OpenOptions, Storage};
 
     /// The ring's parts (none, one or two), then pages of fewer or more
     /// parts than one `pwritev` takes (so that the parts are split between

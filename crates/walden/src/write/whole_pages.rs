@@ -42,7 +42,7 @@ pub(super) unsafe fn write_whole_pages(
         &[]
     };
     // Empty parts are left out: each part of a direct write must be aligned.
-    write_parts(file, [first, second, tail], offset, every)
+    write_parts::<3>(file, [first, second, tail], offset, every)
 }
 
 /// The page the ring holds at `page`, filled up to `end` (inside it),
