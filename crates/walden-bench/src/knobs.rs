@@ -158,12 +158,13 @@ impl Knob for BuffersArg {
 
 /// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`,
 /// `--concurrent-syncs`, `--stream-after`, `--writeback-every`,
-/// `--write-through-from` and `--crc-helper`: how each log's new segment
-/// files are prepared, how many are kept ready ahead, whether the writer
-/// writes them with direct I/O, whether the next flush leader writes (and
-/// syncs) while a sync is in flight, whether large records stream to
-/// the file while they are copied, whether write-back starts as a write
-/// goes, and how large records are written.
+/// `--write-through-from`, `--crc-helper` and `--write-lock-spin`: how each
+/// log's new segment files are prepared, how many are kept ready ahead,
+/// whether the writer writes them with direct I/O, whether the next flush
+/// leader writes (and syncs) while a sync is in flight, whether large
+/// records stream to the file while they are copied, whether write-back
+/// starts as a write goes, how large records are written, and whether a
+/// waiter for the write lock spins before it sleeps.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -218,6 +219,11 @@ pub struct SegmentArgs {
     /// (true/false) [default: the library's, false].
     #[arg(long)]
     pub crc_helper: Option<bool>,
+    /// A thread that finds the write lock held yields while it stays held,
+    /// one at a time, before it sleeps: true or false [default: the
+    /// library's, true].
+    #[arg(long)]
+    pub write_lock_spin: Option<bool>,
 }
 
 impl Knob for SegmentArgs {
@@ -234,6 +240,7 @@ impl Knob for SegmentArgs {
         set(&mut config.writeback_every, self.writeback_every);
         set(&mut config.write_through_from, self.write_through_from);
         set(&mut config.crc_helper, self.crc_helper);
+        set(&mut config.write_lock_spin, self.write_lock_spin);
     }
 }
 
@@ -329,6 +336,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "writeback_every": config.writeback_every,
         "write_through_from": config.write_through_from,
         "crc_helper": config.crc_helper,
+        "write_lock_spin": config.write_lock_spin,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -360,7 +368,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 18] = [
+        let cases: [(&[&str], Check); 19] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -400,6 +408,7 @@ mod tests {
                 c.write_through_from == 0
             }),
             (&["--crc-helper", "true"], |c| c.crc_helper),
+            (&["--write-lock-spin", "false"], |c| !c.write_lock_spin),
         ];
         for (args, set) in cases {
             let c = configured(args);

@@ -124,6 +124,11 @@ pub struct WriteArgs {
     /// inserter writes the record's pages after the first: true or false.
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set)]
     pub crc_helper: bool,
+    /// A thread that finds the write lock held yields while it stays held,
+    /// one at a time, for about a millisecond before it sleeps: true or
+    /// false.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub write_lock_spin: bool,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -195,6 +200,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         overlap_syncs_from: walden_bench::units::parse_size(&args.overlap_syncs_from)?,
         concurrent_syncs: args.concurrent_syncs,
         crc_helper: args.crc_helper,
+        write_lock_spin: args.write_lock_spin,
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         recovery_mode: args.recovery_mode,

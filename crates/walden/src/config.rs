@@ -121,6 +121,15 @@ pub struct Config {
     /// succeeds taking the lwlock"). [`crate::WriterStats`] counts the bytes
     /// each wrote and the acquisitions that passed it.
     pub write_lock_handoff: bool,
+    /// A thread that finds the write lock held (an inserter writing its
+    /// record through, an eviction, a flush leader) yields the CPU while it
+    /// stays held, for about a millisecond, before it sleeps: one thread at
+    /// a time, the others sleep at once (the default). It then takes the
+    /// lock at the release without a wake-up, which on a VM whose other
+    /// vCPU idles costs tens of microseconds. `false`: every waiter sleeps
+    /// at once, for machines where a spinning thread takes a core others
+    /// need. See docs/io.md.
+    pub write_lock_spin: bool,
     /// Buffer pages the background writer initialises ahead of the
     /// inserters after each round: up to this many pages past the one the
     /// next record starts on, as far as their ring slots are written out
@@ -370,6 +379,7 @@ impl Default for Config {
             writer_delay: Some(Duration::from_millis(200)),
             writer_flush_after: 1 << 20,
             write_lock_handoff: true,
+            write_lock_spin: true,
             writer_init_ahead: 0,
             async_commit: false,
             sync_method: SyncMethod::Fdatasync,

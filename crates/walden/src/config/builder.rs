@@ -84,6 +84,7 @@ setters! {
     wal_keep_max_size: Option<u64>,
     switch_eviction: SwitchEviction,
     write_lock_handoff: bool,
+    write_lock_spin: bool,
     writer_init_ahead: u64,
     bench_unreadable_ceiling: bool,
     metrics_label: Option<String>,
@@ -178,6 +179,7 @@ mod tests {
             wal_keep_max_size: Some(8 << 20),
             switch_eviction: SwitchEviction::Chunked,
             write_lock_handoff: false,
+            write_lock_spin: false,
             writer_init_ahead: 64,
             bench_unreadable_ceiling: true,
             metrics_label: Some("orders".to_owned()),
@@ -219,6 +221,7 @@ mod tests {
             wal_keep_max_size,
             switch_eviction,
             write_lock_handoff,
+            write_lock_spin,
             writer_init_ahead,
             bench_unreadable_ceiling,
             metrics_label,
@@ -259,6 +262,7 @@ mod tests {
             .wal_keep_max_size(wal_keep_max_size)
             .switch_eviction(switch_eviction)
             .write_lock_handoff(write_lock_handoff)
+            .write_lock_spin(write_lock_spin)
             .writer_init_ahead(writer_init_ahead)
             .bench_unreadable_ceiling(bench_unreadable_ceiling)
             .metrics_label(metrics_label)

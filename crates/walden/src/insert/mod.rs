@@ -218,7 +218,8 @@ impl InsertPath {
                 config.overlap_syncs.then_some(config.overlap_syncs_from),
                 config.concurrent_syncs,
             )
-            .cutting_writes_every(NonZeroU64::new(config.writeback_every)),
+            .cutting_writes_every(NonZeroU64::new(config.writeback_every))
+            .spinning_for_the_lock(config.write_lock_spin),
             supply,
             evictions: AtomicU64::new(0),
             pages_initialised_ahead: AtomicU64::new(0),

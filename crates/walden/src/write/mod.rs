@@ -258,7 +258,8 @@ struct Round {
 pub struct Writer {
     /// The write lock; the background writer is handed it ahead of
     /// evictions and flushes if `Config::write_lock_handoff` (see
-    /// `write_lock`).
+    /// `write_lock`), and one waiter spins before it sleeps if
+    /// `Config::write_lock_spin`.
     state: HandoffLock<WriterState>,
     /// The syncs in flight: one at a time, or two with concurrent syncs.
     line: SyncLine,
@@ -366,6 +367,15 @@ impl Writer {
     /// with `None`, writes as they come.
     pub(crate) fn cutting_writes_every(mut self, every: Option<NonZeroU64>) -> Self {
         self.writeback_every = every.filter(|_| self.method.syncs() && !self.direct);
+        self
+    }
+
+    /// Lets one thread at a time that finds the write lock held yield
+    /// while it stays held before it sleeps
+    /// ([`crate::Config::write_lock_spin`]); without, every waiter sleeps
+    /// at once.
+    pub(crate) fn spinning_for_the_lock(mut self, spin: bool) -> Self {
+        self.state = self.state.spinning(spin.then_some(Policy::YIELD_THEN_PARK));
         self
     }
 

@@ -2,10 +2,12 @@
 //! again at once (the evicting backend of seed 002), an ordinary locker and
 //! a priority locker (the background writer). With `fair`, no ordinary
 //! acquisition ever passes the waiting priority locker, in any interleaving,
-//! and the lock excludes. Mutant: `HandoffGateSkipped` (ordinary lockers
-//! ignore the gate), caught by `a_skipped_gate_is_caught`.
+//! and the lock excludes, whether ordinary lockers park at once or one
+//! spins first. Mutant: `HandoffGateSkipped` (ordinary lockers ignore the
+//! gate), caught by `a_skipped_gate_is_caught`.
 
 use super::HandoffLock;
+use crate::sync::backoff::Policy;
 use crate::sync::mutant::{self, Mutant};
 use crate::sync::{thread, Arc, AtomicBool, Ordering};
 
@@ -18,9 +20,9 @@ fn exclusive(inside: &AtomicBool, f: impl FnOnce()) {
     inside.store(false, Ordering::SeqCst);
 }
 
-fn model() {
-    loom::model(|| {
-        let lock = Arc::new(HandoffLock::new(0u32, true));
+fn model(spin: Option<Policy>) {
+    loom::model(move || {
+        let lock = Arc::new(HandoffLock::new(0u32, true).spinning(spin));
         let inside = Arc::new(AtomicBool::new(false));
         let g = lock.lock();
         let (l1, i1) = (lock.clone(), inside.clone());
@@ -51,11 +53,18 @@ fn model() {
 
 #[test]
 fn no_ordinary_locker_passes_a_waiting_priority_locker() {
-    model();
+    model(None);
+}
+
+#[test]
+fn no_spinning_locker_passes_a_waiting_priority_locker() {
+    model(Some(Policy::YIELD_THEN_PARK));
 }
 
 #[test]
 #[should_panic(expected = "an ordinary locker passed the priority waiter")]
 fn a_skipped_gate_is_caught() {
-    mutant::with(Mutant::HandoffGateSkipped, model);
+    mutant::with(Mutant::HandoffGateSkipped, || {
+        model(Some(Policy::YIELD_THEN_PARK))
+    });
 }
