@@ -158,13 +158,15 @@ impl Knob for BuffersArg {
 
 /// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`,
 /// `--concurrent-syncs`, `--stream-after`, `--writeback-every`,
-/// `--write-through-from`, `--crc-helper` and `--write-lock-spin`: how each
+/// `--write-through-from`, `--crc-helper`, `--write-lock-spin` and
+/// `--flush-wait-spin`: how each
 /// log's new segment files are prepared, how many are kept ready ahead,
 /// whether the writer writes them with direct I/O, whether the next flush
 /// leader writes (and syncs) while a sync is in flight, whether large
 /// records stream to the file while they are copied, whether write-back
 /// starts as a write goes, how large records are written, and whether a
-/// waiter for the write lock spins before it sleeps.
+/// waiter for the write lock, or for a round's sync, spins before it
+/// sleeps.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or
@@ -224,6 +226,11 @@ pub struct SegmentArgs {
     /// library's, true].
     #[arg(long)]
     pub write_lock_spin: Option<bool>,
+    /// A flusher waiting for a round that syncs yields while it waits,
+    /// for about a millisecond, before it sleeps: true or false [default:
+    /// the library's, true].
+    #[arg(long)]
+    pub flush_wait_spin: Option<bool>,
 }
 
 impl Knob for SegmentArgs {
@@ -241,6 +248,7 @@ impl Knob for SegmentArgs {
         set(&mut config.write_through_from, self.write_through_from);
         set(&mut config.crc_helper, self.crc_helper);
         set(&mut config.write_lock_spin, self.write_lock_spin);
+        set(&mut config.flush_wait_spin, self.flush_wait_spin);
     }
 }
 
@@ -337,6 +345,7 @@ pub fn config_json(config: &Config, swept: &[&str]) -> serde_json::Value {
         "write_through_from": config.write_through_from,
         "crc_helper": config.crc_helper,
         "write_lock_spin": config.write_lock_spin,
+        "flush_wait_spin": config.flush_wait_spin,
     });
     if let Some(fields) = json.as_object_mut() {
         fields.retain(|name, _| !swept.contains(&name.as_str()));
@@ -368,7 +377,7 @@ mod tests {
     #[test]
     fn every_knob_sets_its_field() {
         type Check = fn(&Config) -> bool;
-        let cases: [(&[&str], Check); 19] = [
+        let cases: [(&[&str], Check); 20] = [
             // The base's spinlock does not suit compact-wal-id: its default does.
             (&["--format", "compact-wal-id"], |c| {
                 (c.format, c.reservation) == (WalFormat::CompactWalId, ReservationKind::Unlinked)
@@ -409,6 +418,7 @@ mod tests {
             }),
             (&["--crc-helper", "true"], |c| c.crc_helper),
             (&["--write-lock-spin", "false"], |c| !c.write_lock_spin),
+            (&["--flush-wait-spin", "false"], |c| !c.flush_wait_spin),
         ];
         for (args, set) in cases {
             let c = configured(args);

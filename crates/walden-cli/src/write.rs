@@ -129,6 +129,10 @@ pub struct WriteArgs {
     /// false.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub write_lock_spin: bool,
+    /// A flusher waiting for a round that syncs yields while it waits, for
+    /// about a millisecond, before it sleeps: true or false.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub flush_wait_spin: bool,
     /// Each thread flushes after every K-th insert (0: only at the end).
     #[arg(long, default_value_t = 0)]
     pub flush_every: u64,
@@ -201,6 +205,7 @@ pub fn run(args: &WriteArgs) -> Result<()> {
         concurrent_syncs: args.concurrent_syncs,
         crc_helper: args.crc_helper,
         write_lock_spin: args.write_lock_spin,
+        flush_wait_spin: args.flush_wait_spin,
         writer_delay: (args.writer_delay_ms > 0)
             .then(|| std::time::Duration::from_millis(args.writer_delay_ms)),
         recovery_mode: args.recovery_mode,

@@ -130,6 +130,13 @@ pub struct Config {
     /// at once, for machines where a spinning thread takes a core others
     /// need. See docs/io.md.
     pub write_lock_spin: bool,
+    /// A flusher waiting for a round that syncs to cover its commit (a
+    /// follower of group commit) yields the CPU while it waits, for about
+    /// a millisecond, before it sleeps (the default), so that it sees the
+    /// round's end without a wake-up; `false`: it sleeps at once. Rounds
+    /// that only write (`SyncMethod::None`) always spin briefly first. See
+    /// docs/io.md.
+    pub flush_wait_spin: bool,
     /// Buffer pages the background writer initialises ahead of the
     /// inserters after each round: up to this many pages past the one the
     /// next record starts on, as far as their ring slots are written out
@@ -380,6 +387,7 @@ impl Default for Config {
             writer_flush_after: 1 << 20,
             write_lock_handoff: true,
             write_lock_spin: true,
+            flush_wait_spin: true,
             writer_init_ahead: 0,
             async_commit: false,
             sync_method: SyncMethod::Fdatasync,

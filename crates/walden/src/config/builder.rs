@@ -85,6 +85,7 @@ setters! {
     switch_eviction: SwitchEviction,
     write_lock_handoff: bool,
     write_lock_spin: bool,
+    flush_wait_spin: bool,
     writer_init_ahead: u64,
     bench_unreadable_ceiling: bool,
     metrics_label: Option<String>,
@@ -180,6 +181,7 @@ mod tests {
             switch_eviction: SwitchEviction::Chunked,
             write_lock_handoff: false,
             write_lock_spin: false,
+            flush_wait_spin: false,
             writer_init_ahead: 64,
             bench_unreadable_ceiling: true,
             metrics_label: Some("orders".to_owned()),
@@ -222,6 +224,7 @@ mod tests {
             switch_eviction,
             write_lock_handoff,
             write_lock_spin,
+            flush_wait_spin,
             writer_init_ahead,
             bench_unreadable_ceiling,
             metrics_label,
@@ -263,6 +266,7 @@ mod tests {
             .switch_eviction(switch_eviction)
             .write_lock_handoff(write_lock_handoff)
             .write_lock_spin(write_lock_spin)
+            .flush_wait_spin(flush_wait_spin)
             .writer_init_ahead(writer_init_ahead)
             .bench_unreadable_ceiling(bench_unreadable_ceiling)
             .metrics_label(metrics_label)

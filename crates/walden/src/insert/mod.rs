@@ -219,7 +219,8 @@ impl InsertPath {
                 config.concurrent_syncs,
             )
             .cutting_writes_every(NonZeroU64::new(config.writeback_every))
-            .spinning_for_the_lock(config.write_lock_spin),
+            .spinning_for_the_lock(config.write_lock_spin)
+            .yielding_behind_syncs(config.flush_wait_spin),
             supply,
             evictions: AtomicU64::new(0),
             pages_initialised_ahead: AtomicU64::new(0),

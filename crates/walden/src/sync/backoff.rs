@@ -74,11 +74,13 @@ impl Policy {
     };
 
     /// The write lock's one spinning waiter
-    /// ([`super::HandoffLock::spinning`]): no relaxes, then 4096 yields
-    /// (about a millisecond where nothing else runs: a yield took 0.25 µs
-    /// on the 2-vCPU host of docs/io.md), longer than a 1 MiB buffered
-    /// write holds the lock, then the caller parks. Yields, so that threads
-    /// with work run first.
+    /// ([`super::HandoffLock::spinning`]) and the flushers waiting for a
+    /// round that syncs (`Config::flush_wait_spin`): no relaxes, then 4096
+    /// yields (about a millisecond where nothing else runs: a yield took
+    /// 0.25 µs on the 2-vCPU host of docs/io.md), longer than a 1 MiB
+    /// buffered write holds the lock or a sync of a few hundred kilobytes
+    /// takes, then the caller parks. Yields, so that threads with work run
+    /// first.
     pub const YIELD_THEN_PARK: Policy = Policy {
         spin_steps: 0,
         doubling: false,

@@ -255,13 +255,13 @@ impl<T> HandoffLock<T> {
     }
 
     /// Times an ordinary locker parked.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn parked(&self) -> u64 {
         recover(&self.state).parked
     }
 
     /// A locker is spinning now.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn is_spun_on(&self) -> bool {
         // Relaxed: a test's poll of the flag, as good as any read of it.
         self.spinner.load(Ordering::Relaxed)

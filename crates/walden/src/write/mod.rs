@@ -343,7 +343,8 @@ impl Writer {
             requested: CachePadded::new(AtomicU64::new(start.0)),
             poisoned: AtomicBool::new(false),
             queue: CommitQueue::new(if method.durable() {
-                // A round ends with a sync: its followers sleep at once.
+                // A round ends with a sync: its followers sleep at once
+                // unless `yielding_behind_syncs`.
                 Policy::PARK
             } else {
                 Policy::SPIN_THEN_PARK
@@ -376,6 +377,17 @@ impl Writer {
     /// at once.
     pub(crate) fn spinning_for_the_lock(mut self, spin: bool) -> Self {
         self.state = self.state.spinning(spin.then_some(Policy::YIELD_THEN_PARK));
+        self
+    }
+
+    /// Lets flushers parked behind a round that syncs yield while they
+    /// wait, before they sleep ([`crate::Config::flush_wait_spin`]);
+    /// without, they sleep at once. Rounds that only write keep their
+    /// brief spin either way.
+    pub(crate) fn yielding_behind_syncs(mut self, spin: bool) -> Self {
+        if spin && self.method.durable() {
+            self.queue = CommitQueue::new(Policy::YIELD_THEN_PARK);
+        }
         self
     }
 
@@ -490,7 +502,12 @@ impl Writer {
                 self.flushed.load(Ordering::Acquire) >= target.0
                     || self.poisoned.load(Ordering::Acquire)
             };
-            match self.queue.enter(target.0, ready) {
+            let turn = if caller == Caller::BackgroundWriter {
+                self.queue.enter_sleeping(target.0, ready)
+            } else {
+                self.queue.enter(target.0, ready)
+            };
+            match turn {
                 Turn::Lead => return self.lead(ring, segments, target, caller, more, waited),
                 Turn::Covered => waited = true,
                 Turn::Ready => {}
