@@ -159,14 +159,13 @@ impl Knob for BuffersArg {
 /// `--segment-prep`, `--segments-ahead`, `--direct-io`, `--overlap-syncs`,
 /// `--concurrent-syncs`, `--stream-after`, `--writeback-every`,
 /// `--write-through-from`, `--crc-helper`, `--write-lock-spin` and
-/// `--flush-wait-spin`: how each
-/// log's new segment files are prepared, how many are kept ready ahead,
-/// whether the writer writes them with direct I/O, whether the next flush
-/// leader writes (and syncs) while a sync is in flight, whether large
-/// records stream to the file while they are copied, whether write-back
-/// starts as a write goes, how large records are written, and whether a
-/// waiter for the write lock, or for a round's sync, spins before it
-/// sleeps.
+/// `--flush-wait-spin`: how each log's new segment files are prepared, how
+/// many are kept ready ahead, whether the writer writes them with direct
+/// I/O, whether the next flush leader writes (and syncs) while a sync is
+/// in flight, whether large records stream to the file while they are
+/// copied, whether write-back starts as a write goes, how large records
+/// are written, and whether a waiter for the write lock, or for a round's
+/// sync, yields before it sleeps.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct SegmentArgs {
     /// How a new segment file is prepared: zero-fill, fallocate or

@@ -60,8 +60,8 @@
 //! 64 committers on 2 vCPUs spent 28 % of its time in that spin); a yield
 //! gives the CPU to any thread with work, and a flusher that is still
 //! yielding when its round ends sees it without the wake-up of a sleeping
-//! thread (100 B commits at 64 threads: 30 % more per second on 2 vCPUs,
-//! docs/io.md). Behind a round that only writes (`SyncMethod::None`, a few
+//! thread (100 B commits at 64 threads: a fifth more per second on 2
+//! vCPUs, docs/io.md). Behind a round that only writes (`SyncMethod::None`, a few
 //! microseconds) it spins first ([`Policy::SPIN_THEN_PARK`]), as the round
 //! is often over before a sleep would even start.
 //!

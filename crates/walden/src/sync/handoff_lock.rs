@@ -41,11 +41,12 @@
 //! The state is a small mutex-protected record with two condition
 //! variables, not atomics: the lock is held for a `pwrite`, so its own cost
 //! does not matter, and every decision is taken under that one mutex (no
-//! ordering to argue), but for the spinner's two flags, which are hints
-//! whose every decision is taken again under that mutex. The data sits in a second mutex that only the
-//! holder of the lock locks, so it is never contended. A panic while
-//! holding the lock releases it (the guard's drop), and a poisoned mutex is
-//! recovered: the writer keeps its state consistent on every error path.
+//! ordering to argue), but for the spinner's two flags, which are hints:
+//! every decision is taken again under that mutex. The data sits in a
+//! second mutex that only the holder of the lock locks, so it is never
+//! contended. A panic while holding the lock releases it (the guard's
+//! drop), and a poisoned mutex is recovered: the writer keeps its state
+//! consistent on every error path.
 
 use super::backoff::{Backoff, Policy};
 use super::mutant::{self, Mutant};
