@@ -5,12 +5,13 @@
 //! `fsync` of a file or directory, `rename`, `unlink`, `ftruncate`,
 //! `fallocate`), for every N the run makes, once per way of preparing
 //! segments (`--segment-prep`), once with direct I/O, once with the
-//! background writer at work and once with write-through, the CRC
-//! beside the write (`--crc-helper`) and writes cut at every page
+//! background writer at work and once with write-through, the CRC beside
+//! the write (`--crc-helper`) and writes cut at every page
 //! (`--writeback-every`; the hint after each cut is no crash point: it
-//! changes nothing the disk promises). After each kill: `walden verify --acked` finds
-//! every acknowledged record; a second run recovers the log and appends to
-//! it; `walden verify` again finds every acknowledged record of both runs.
+//! changes nothing the disk promises). After each kill: `walden verify
+//! --acked` finds every acknowledged record; a second run recovers the log
+//! and appends to it; `walden verify` again finds every acknowledged record
+//! of both runs.
 //!
 //! The crash points are `walden write --crash-at-io N` (hidden,
 //! `walden-cli/src/crash_points.rs`): numbered in one count over every
