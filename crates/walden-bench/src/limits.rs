@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use walden::internals::format::crc::body_crc;
 
 use crate::measure::{run_threads, Measured, Timing};
-pub use file_write::{CACHED_FILE, DURABLE_FILE, FRESH_FILE};
+pub use file_write::{CACHED_FILE, FRESH_FILE};
 
 /// Block each bandwidth operation moves: 1 MiB.
 pub const BLOCK: usize = 1 << 20;
@@ -56,8 +56,8 @@ pub enum WriteTarget {
     /// every write allocates page-cache pages and blocks.
     Fresh,
     /// Overwrites a file written and synced first, cycling through it
-    /// front to back: [`CACHED_FILE`] bytes without sync, [`DURABLE_FILE`]
-    /// per writer with.
+    /// front to back: [`CACHED_FILE`] bytes, all writers together, with
+    /// sync and without.
     Overwrite,
     /// Overwrites such a file with `O_DIRECT` (page-aligned buffers).
     Direct,
@@ -615,7 +615,7 @@ mod tests {
             p50_ns: Some(1),
             p99_ns: Some(2),
             unsupported: None,
-            working_set_bytes: Some(DURABLE_FILE),
+            working_set_bytes: Some(CACHED_FILE),
         };
         let write = |target| Probe::FileWrite {
             target,
@@ -639,7 +639,7 @@ mod tests {
         assert!((means[0].gb_per_sec.unwrap() - 2000.0 * BLOCK as f64 / 1e9).abs() < 1e-9);
         assert!((means[0].ns_per_op - 5e5).abs() < 1e-6);
         assert_eq!((means[0].p50_ns, means[0].p99_ns), (None, None));
-        assert_eq!(means[0].working_set_bytes, Some(DURABLE_FILE));
+        assert_eq!(means[0].working_set_bytes, Some(CACHED_FILE));
         assert_eq!(means[1].probe, direct);
         assert!(means[1].unsupported.is_some());
         assert!(LimitResult::means(&[]).is_empty());

@@ -27,10 +27,16 @@
 //! 16 MiB file: source and destination both fit in this machine's 32 MiB L3
 //! cache, and it measured 19.9 GB/s, twice memcpy into a 64 MiB buffer.
 //!
-//! **Durable probes** (each write synced) overwrite a 16 MiB file per writer
-//! ([`DURABLE_FILE`]): what they measure is the sync, which the size of the
-//! file does not change. A fresh-file probe extends a new file per writer,
-//! emptied every [`FRESH_FILE`] bytes.
+//! **Durable probes** (each write synced, buffered or `O_DIRECT`) cycle
+//! through the same working set, [`CACHED_FILE`] shared by the writers, as
+//! a WAL writes its messages across all of its recycled segments. They
+//! used to overwrite a 16 MiB file per writer, on the belief that the size
+//! does not change what a sync costs; but on this project's 2-vCPU host a
+//! 16 MiB region took 1 MiB writes + `fdatasync` 1.11–1.22 times as fast
+//! as a 256 MiB one, with `O_DIRECT` too (so not only the page cache), and
+//! 64 MiB no faster than 256 (`scripts/durable-region-probe`; docs/io.md,
+//! "The limit a WAL's page-cache writes are read against"). A fresh-file
+//! probe extends a new file per writer, emptied every [`FRESH_FILE`] bytes.
 
 use std::fs::{File, OpenOptions};
 use std::hint::black_box;
@@ -48,14 +54,11 @@ use crate::measure::{run_threads, write_back, Timing};
 
 /// Bytes a [`WriteTarget::Fresh`] file grows to before it is emptied.
 pub const FRESH_FILE: u64 = 64 << 20;
-/// The working set of a non-durable overwrite, all writers together: 256
-/// MiB, as many default segments (16 MiB) as a WAL cycles through between
-/// checkpoints at `max_wal_size` 256 MiB, and eight times this machine's
-/// L3 cache.
+/// The working set of an overwrite, durable or not, all writers together:
+/// 256 MiB, as many default segments (16 MiB) as a WAL cycles through
+/// between checkpoints at `max_wal_size` 256 MiB, and eight times the L3
+/// cache of the machine this was first measured on.
 pub const CACHED_FILE: u64 = 256 << 20;
-/// The file each writer of a durable overwrite cycles through: one default
-/// segment.
-pub const DURABLE_FILE: u64 = 16 << 20;
 /// The unit a [`SourceRing`] stamps: a WAL page.
 const STAMPED_PAGE: usize = 8 << 10;
 
@@ -123,7 +126,6 @@ impl Plan {
     pub(crate) fn region(&self) -> u64 {
         match self.target {
             WriteTarget::Fresh => FRESH_FILE,
-            _ if self.sync.durable() => DURABLE_FILE,
             _ => {
                 let share = CACHED_FILE / self.writers.max(1) as u64;
                 share / self.bytes as u64 * self.bytes as u64
@@ -476,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn regions_split_the_cached_working_set_and_keep_durable_files_small() {
+    fn overwrites_durable_or_not_split_the_cached_working_set() {
         let plan = |target, sync, writers| Plan {
             target,
             bytes: BLOCK,
@@ -491,8 +493,16 @@ mod tests {
             (two.region(), two.working_set()),
             (CACHED_FILE / 2, CACHED_FILE)
         );
-        let durable = plan(WriteTarget::Direct, WriteSync::Fdatasync, 2);
-        assert_eq!(durable.working_set(), 2 * DURABLE_FILE);
+        for target in [WriteTarget::Overwrite, WriteTarget::Direct] {
+            for sync in [WriteSync::Fdatasync, WriteSync::OpenDatasync] {
+                let durable = plan(target, sync, 2);
+                assert_eq!(
+                    (durable.region(), durable.working_set()),
+                    (CACHED_FILE / 2, CACHED_FILE),
+                    "{target:?} {sync:?}"
+                );
+            }
+        }
         let fresh = plan(WriteTarget::Fresh, WriteSync::None, 1);
         assert_eq!(fresh.region(), FRESH_FILE);
     }

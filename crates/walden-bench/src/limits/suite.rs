@@ -22,9 +22,10 @@ use crate::units::{bytes_rate, latency, rate};
 #[command(after_help = "\
 File writes of 8 kB and 1 MiB, each with and without fdatasync: a fresh
 file write (extending a new file), an overwrite of a cached file (written
-and synced first, as a recycled segment; without sync, 256 MiB overwritten
-front to back, as large as a WAL's working set) and an O_DIRECT write
-(where the file system refuses O_DIRECT, the row and the JSON say so);
+and synced first, as a recycled segment; 256 MiB overwritten front to back,
+as large as a WAL's working set, with sync and without) and an O_DIRECT
+write over such a file (where the file system refuses O_DIRECT, the row
+and the JSON say so);
 O_DSYNC overwrites; two overlapped writers for durable 1 MiB writes. Every
 write comes from a 16 MiB ring (Walden's default buffers) whose pages
 change before each write. memcpy + CRC-32C + overwrite: each 1 MiB record
