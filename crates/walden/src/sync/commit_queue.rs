@@ -61,9 +61,10 @@
 //! gives the CPU to any thread with work, and a flusher that is still
 //! yielding when its round ends sees it without the wake-up of a sleeping
 //! thread (100 B commits at 64 threads: a fifth more per second on 2
-//! vCPUs, docs/io.md). Behind a round that only writes (`SyncMethod::None`, a few
-//! microseconds) it spins first ([`Policy::SPIN_THEN_PARK`]), as the round
-//! is often over before a sleep would even start.
+//! vCPUs, docs/io.md). Behind a round that only writes
+//! (`SyncMethod::None`, a few microseconds) it spins first
+//! ([`Policy::SPIN_THEN_PARK`]), as the round is often over before a sleep
+//! would even start.
 //!
 //! Invariant (no lost wake-up): a flusher parks only while a leader is
 //! active, under the queue's lock, after finding its target not durable
