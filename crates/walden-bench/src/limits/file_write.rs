@@ -59,6 +59,12 @@ pub const FRESH_FILE: u64 = 64 << 20;
 /// between checkpoints at `max_wal_size` 256 MiB, and eight times the L3
 /// cache of the machine this was first measured on.
 pub const CACHED_FILE: u64 = 256 << 20;
+/// Bytes of a file-write probe's [`SourceRing`] (but
+/// [`Probe::SessionsOverwrite`]'s): Walden's default buffer ring.
+pub(crate) fn source_ring_len() -> usize {
+    usize::try_from(Config::default().buffers).unwrap_or(usize::MAX)
+}
+
 /// The unit a [`SourceRing`] stamps: a WAL page.
 const STAMPED_PAGE: usize = 8 << 10;
 
@@ -71,6 +77,8 @@ pub(crate) struct Plan {
     pub(crate) writers: usize,
     /// What each write's bytes are, and what is done to them first.
     pub(crate) source: Source,
+    /// Bytes of each writer's [`SourceRing`].
+    pub(crate) source_len: usize,
 }
 
 /// What a file-write probe's writer writes, and what it does first.
@@ -101,17 +109,22 @@ impl Plan {
                 sync,
                 writers,
                 source: Source::Stamped,
+                source_len: source_ring_len(),
             }),
             Probe::CopyCrcOverwrite { threads } => {
                 Some(Plan::checksummed(threads, Source::CopyCrc))
             }
             Probe::CrcOverwrite { threads } => Some(Plan::checksummed(threads, Source::Crc)),
+            Probe::SessionsOverwrite { sessions } => Some(Plan {
+                source_len: sessions.max(1) * BLOCK,
+                ..Plan::checksummed(1, Source::Stamped)
+            }),
             _ => None,
         }
     }
 
-    /// `threads` writers of checksummed 1 MiB records from `source`
-    /// over a cached file, without sync.
+    /// `threads` writers of 1 MiB blocks from `source` (checksummed
+    /// records, or stamped blocks) over a cached file, without sync.
     fn checksummed(threads: usize, source: Source) -> Plan {
         Plan {
             target: WriteTarget::Overwrite,
@@ -119,6 +132,7 @@ impl Plan {
             sync: WriteSync::None,
             writers: threads,
             source,
+            source_len: source_ring_len(),
         }
     }
 
@@ -217,14 +231,14 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Writer `index` of `plan` on `file`, writing from a ring of
-    /// `source_len` bytes.
-    pub(crate) fn new(file: File, plan: Plan, index: usize, source_len: usize) -> Writer {
+    /// `plan.source_len` bytes.
+    pub(crate) fn new(file: File, plan: Plan, index: usize) -> Writer {
         let region = plan.region();
         let shared = plan.target != WriteTarget::Fresh;
         Writer {
             file,
             plan,
-            source: SourceRing::new(source_len, plan.bytes),
+            source: SourceRing::new(plan.source_len, plan.bytes),
             record: if plan.source == Source::Stamped {
                 Vec::new()
             } else {
@@ -301,14 +315,13 @@ pub(crate) fn measure(
     // The probe starts from a clean page cache, as every measured window
     // of the run does.
     write_back(dir).map_err(|e| fail(e.source))?;
-    let source_len = usize::try_from(Config::default().buffers).unwrap_or(usize::MAX);
     let measured = run_threads(plan.writers, duration, timing, |index| {
         // A fresh target is one file per writer; the others share one.
         let file = match plan.target {
             WriteTarget::Fresh => options.open(path.with_extension(format!("{index}.tmp")))?,
             _ => options.open(&path)?,
         };
-        let mut writer = Writer::new(file, plan, index, source_len);
+        let mut writer = Writer::new(file, plan, index);
         Ok(move || writer.write_next())
     });
     let mut removed = Ok(());
@@ -401,8 +414,10 @@ mod tests {
             sync: WriteSync::None,
             writers: 1,
             source: Source::Stamped,
+            // A small source for the test: 4 blocks.
+            source_len: 4 * bytes,
         };
-        // A small region and source for the test: 16 blocks, 4 of source.
+        // A small region for the test: 16 blocks.
         let region = 16 * bytes as u64;
         preallocate(&path, region).unwrap();
         let file = OpenOptions::new()
@@ -410,7 +425,7 @@ mod tests {
             .write(true)
             .open(&path)
             .unwrap();
-        let mut w = Writer::new(file.try_clone().unwrap(), plan, 0, 4 * bytes);
+        let mut w = Writer::new(file.try_clone().unwrap(), plan, 0);
         w.region = region;
         let writes = 40;
         for _ in 0..writes {
@@ -454,7 +469,11 @@ mod tests {
             let (bytes, region) = (plan.bytes as u64, 3 * plan.bytes as u64);
             preallocate(&path, 2 * region).unwrap();
             let file = OpenOptions::new().write(true).open(&path).unwrap();
-            let mut second = Writer::new(file, plan, 1, 2 * plan.bytes);
+            let plan = Plan {
+                source_len: 2 * plan.bytes,
+                ..plan
+            };
+            let mut second = Writer::new(file, plan, 1);
             (second.start, second.region) = (region, region);
             for _ in 0..2 {
                 second.write_next().unwrap();
@@ -478,6 +497,35 @@ mod tests {
     }
 
     #[test]
+    fn a_sessions_overwrite_writes_from_one_block_per_session_in_turn() {
+        let plan = Plan::of(Probe::SessionsOverwrite { sessions: 3 }).unwrap();
+        assert_eq!(
+            (plan.target, plan.sync, plan.writers, plan.source),
+            (WriteTarget::Overwrite, WriteSync::None, 1, Source::Stamped)
+        );
+        assert_eq!((plan.bytes, plan.working_set()), (BLOCK, CACHED_FILE));
+        assert_eq!(plan.source_len, 3 * BLOCK);
+        let standard = Plan::of(Probe::FileWrite {
+            target: WriteTarget::Overwrite,
+            bytes: BLOCK,
+            sync: WriteSync::None,
+            writers: 1,
+        })
+        .unwrap();
+        assert_eq!(standard.source_len, source_ring_len());
+        // The ring hands out the three sessions' blocks in turn: three
+        // distinct MiB, then the first again.
+        let mut ring = SourceRing::new(plan.source_len, plan.bytes);
+        let starts: Vec<*const u8> = (0..4).map(|_| ring.stamped().as_ptr()).collect();
+        for (i, &a) in starts[..3].iter().enumerate() {
+            for &b in &starts[i + 1..3] {
+                assert!(a.wrapping_add(BLOCK) <= b || b.wrapping_add(BLOCK) <= a);
+            }
+        }
+        assert_eq!(starts[3], starts[0]);
+    }
+
+    #[test]
     fn overwrites_durable_or_not_split_the_cached_working_set() {
         let plan = |target, sync, writers| Plan {
             target,
@@ -485,6 +533,7 @@ mod tests {
             sync,
             writers,
             source: Source::Stamped,
+            source_len: source_ring_len(),
         };
         let none = plan(WriteTarget::Overwrite, WriteSync::None, 1);
         assert_eq!(none.working_set(), CACHED_FILE);

@@ -1,8 +1,9 @@
 //! `walden bench limits`: the machine's physical limits — memcpy and
 //! CRC-32C bandwidth, one cache-line transfer, file writes (fresh file,
 //! overwrite of a cached file, `O_DIRECT`; with and without `fdatasync`;
-//! 8 kB and 1 MiB), memcpy + CRC-32C + overwrite — the yardsticks the
-//! other suites are read against.
+//! 8 kB and 1 MiB; the overwrite from many sessions' messages too),
+//! (memcpy +) CRC-32C + overwrite — the yardsticks the other suites are
+//! read against.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,9 +29,12 @@ write over such a file (where the file system refuses O_DIRECT, the row
 and the JSON say so);
 O_DSYNC overwrites; two overlapped writers for durable 1 MiB writes. Every
 write comes from a 16 MiB ring (Walden's default buffers) whose pages
-change before each write. memcpy + CRC-32C + overwrite: each 1 MiB record
-copied into that ring and checksummed before it is written, the least
-work of a WAL writing 1 MiB messages without sync.
+change before each write; the overwrite from 64 sessions' messages from
+64 MiB, as a WAL writing the 1 MiB messages of 64 threads reads them.
+memcpy + CRC-32C + overwrite: each 1 MiB record copied into that ring and
+checksummed before it is written, the least work of a WAL writing 1 MiB
+messages without sync; CRC-32C + overwrite: the record checksummed and
+written from where it lies, as Walden's write-through does.
 
 Examples:
   walden bench limits --duration-ms 150
