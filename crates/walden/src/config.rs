@@ -133,8 +133,10 @@ pub struct Config {
     /// A flusher waiting for a round that syncs to cover its commit (a
     /// follower of group commit) yields the CPU while it waits, for about
     /// a millisecond, before it sleeps (the default), so that it sees the
-    /// round's end without a wake-up; `false`: it sleeps at once. Rounds
-    /// that only write (`SyncMethod::None`) always spin briefly first. See
+    /// round's end without a wake-up; `false`: it sleeps at once. A
+    /// flusher waiting for a round that only writes (`SyncMethod::None`)
+    /// always spins briefly first; the background writer never spins, it
+    /// sleeps at once behind any round, since no commit waits for it. See
     /// docs/io.md.
     pub flush_wait_spin: bool,
     /// Buffer pages the background writer initialises ahead of the
