@@ -132,10 +132,10 @@ pub enum Probe {
     /// `sessions` MiB of source (one block per session, in turn) rather
     /// than from a buffer ring's 16 MiB: the bytes a WAL writes the 1 MiB
     /// messages of `sessions` committing threads from, each its own,
-    /// where that is more than the ring. On this project's 2-vCPU host a
-    /// 64 MiB source made the kernel's copy 0.7 times as fast as a 16 MiB
-    /// one (docs/io.md, "The limit a WAL's page-cache writes are read
-    /// against").
+    /// where that is more than the ring. On this project's 2-vCPU host the
+    /// kernel copied from a 64 MiB source at 0.65–0.85 of its rate from a
+    /// 16 MiB one (docs/io.md, "The limit a WAL's page-cache writes are
+    /// read against").
     SessionsOverwrite {
         /// Sessions: MiB of source.
         sessions: usize,

@@ -117,7 +117,8 @@ fn summary_markdown(r: &Results, charts: &[String]) -> String {
     line(String::new());
     line("Durable 1 MiB messages against the fastest durable 1 MiB write with at most as many writers; \
           non-durable ones against the overwrite of a cached file as large as a WAL's working set \
-          (256 MiB), against CRC-32C + that overwrite (the least work per message of a WAL that writes \
+          (256 MiB), with as many threads' 1 MiB messages as its source too where they are more \
+          than its 16 MiB source ring (\"from 64 sessions' messages\"), against CRC-32C + that overwrite (the least work per message of a WAL that writes \
           a record's whole pages straight from the caller's bytes, as Walden's write-through does, \
           `Config::write_through_from`), against memcpy + CRC-32C + that overwrite (the least of one \
           that copies each record into its buffers) and against memcpy + CRC-32C; 100 B commits against the fastest durable 8 kB write. \

@@ -1,16 +1,19 @@
-//! The file-write probes ([`Probe::FileWrite`], [`Probe::CopyCrcOverwrite`]):
-//! what each writer writes from, where it writes, and how.
+//! The file-write probes ([`Probe::FileWrite`], [`Probe::CopyCrcOverwrite`],
+//! [`Probe::CrcOverwrite`], [`Probe::SessionsOverwrite`]): what each writer
+//! writes from, where it writes, and how.
 //!
 //! **The source.** Every writer writes from a [`SourceRing`] as large as
 //! Walden's default buffer ring (`Config::default().buffers`, 16 MiB),
 //! block after block; before each write the block's 8 kB pages are stamped
 //! with a new sequence number, as a WAL page's header changes, so no write
 //! repeats its source's bytes and the source is no more cache-resident than
-//! the ring a WAL writes from. [`Probe::CopyCrcOverwrite`] instead fills the
-//! block with a copy of a 1 MiB record and checksums it first: what a WAL
-//! that copies each record into its buffers does per 1 MiB message before
-//! its write. [`Probe::CrcOverwrite`] checksums the record and writes it
-//! from where it lies: what Walden's write-through does.
+//! the ring a WAL writes from; [`Probe::SessionsOverwrite`]'s ring holds
+//! one MiB per session instead, as many threads' own messages do.
+//! [`Probe::CopyCrcOverwrite`] instead fills the block with a copy of a
+//! 1 MiB record and checksums it first: what a WAL that copies each record
+//! into its buffers does per 1 MiB message before its write.
+//! [`Probe::CrcOverwrite`] checksums the record and writes it from where it
+//! lies: what Walden's write-through does.
 //!
 //! **The target of a non-durable overwrite** is a cached file as large as a
 //! WAL's working set ([`CACHED_FILE`]: 256 MiB, 16 default segments),
@@ -112,12 +115,12 @@ impl Plan {
                 source_len: source_ring_len(),
             }),
             Probe::CopyCrcOverwrite { threads } => {
-                Some(Plan::checksummed(threads, Source::CopyCrc))
+                Some(Plan::cached_overwrite(threads, Source::CopyCrc))
             }
-            Probe::CrcOverwrite { threads } => Some(Plan::checksummed(threads, Source::Crc)),
+            Probe::CrcOverwrite { threads } => Some(Plan::cached_overwrite(threads, Source::Crc)),
             Probe::SessionsOverwrite { sessions } => Some(Plan {
                 source_len: sessions.max(1) * BLOCK,
-                ..Plan::checksummed(1, Source::Stamped)
+                ..Plan::cached_overwrite(1, Source::Stamped)
             }),
             _ => None,
         }
@@ -125,7 +128,7 @@ impl Plan {
 
     /// `threads` writers of 1 MiB blocks from `source` (checksummed
     /// records, or stamped blocks) over a cached file, without sync.
-    fn checksummed(threads: usize, source: Source) -> Plan {
+    fn cached_overwrite(threads: usize, source: Source) -> Plan {
         Plan {
             target: WriteTarget::Overwrite,
             bytes: BLOCK,

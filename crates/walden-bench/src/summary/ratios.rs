@@ -514,6 +514,10 @@ mod tests {
             probe: Probe::CrcOverwrite { threads: 2 },
             ..write_limit(WriteTarget::Overwrite, WriteSync::None, 2, 3.75)
         };
+        let sessions_write = LimitResult {
+            probe: Probe::SessionsOverwrite { sessions: 64 },
+            ..write_limit(WriteTarget::Overwrite, WriteSync::None, 1, 3.0)
+        };
         let r = Results {
             limits: vec![
                 write_limit(WriteTarget::Overwrite, WriteSync::Fdatasync, 1, 1.0),
@@ -523,6 +527,7 @@ mod tests {
                 refused,
                 copy_write,
                 checksum_write,
+                sessions_write,
             ],
             pg_workloads: vec![
                 message(SyncMethod::Fdatasync, 1, SegmentState::Fresh, 0.1),
@@ -532,17 +537,6 @@ mod tests {
                 message(SyncMethod::None, 64, SegmentState::Steady, 2.4),
             ],
             ..Results::default()
-        };
-        let r = Results {
-            limits: [
-                r.limits.clone(),
-                vec![LimitResult {
-                    probe: Probe::SessionsOverwrite { sessions: 64 },
-                    ..write_limit(WriteTarget::Overwrite, WriteSync::None, 1, 3.0)
-                }],
-            ]
-            .concat(),
-            ..r
         };
         let rows = limit_fractions(&r);
         let find = |prefix: &str| {
